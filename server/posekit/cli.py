@@ -1,0 +1,5 @@
+"""Command-line entry point (filled in below)."""
+
+
+def main() -> None:
+    raise SystemExit("posekit: not built yet")

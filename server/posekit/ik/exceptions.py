@@ -1,0 +1,157 @@
+"""Exceptions raised by the IK engine.
+
+Every exception derives from :class:`PosekitError` (aliased ``MinkError`` for code
+written against mink) and carries a message naming the bad value and what would have
+been valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+
+_MAX_LISTED = 12
+
+
+def _listing(names: Sequence[str]) -> str:
+    """Quote up to a dozen names; say how many more there are."""
+    shown = ", ".join(repr(n) for n in names[:_MAX_LISTED])
+    extra = len(names) - _MAX_LISTED
+    return f"[{shown}{f', … ({extra} more)' if extra > 0 else ''}]"
+
+
+def _names_of(model: mujoco.MjModel, obj: mujoco.mjtObj, count: int) -> list[str]:
+    names = (mujoco.mj_id2name(model, obj, i) for i in range(count))
+    return [n for n in names if n]
+
+
+class PosekitError(Exception):
+    """Base class of every error the engine raises."""
+
+
+MinkError = PosekitError
+
+
+class UnsupportedFrame(PosekitError):
+    """A frame type other than body, geom or site was given."""
+
+    def __init__(self, frame_type: str, supported_types: Sequence[str]) -> None:
+        super().__init__(
+            f"{frame_type!r} is not a supported frame type; supported types are "
+            f"{_listing(list(supported_types))}"
+        )
+
+
+class InvalidFrame(PosekitError):
+    """A frame name or id does not exist in the model."""
+
+    def __init__(self, frame_name: str | int, frame_type: str, model: mujoco.MjModel) -> None:
+        obj, count = {
+            "body": (mujoco.mjtObj.mjOBJ_BODY, model.nbody),
+            "geom": (mujoco.mjtObj.mjOBJ_GEOM, model.ngeom),
+            "site": (mujoco.mjtObj.mjOBJ_SITE, model.nsite),
+        }[frame_type]
+        valid = _names_of(model, obj, count)
+        if isinstance(frame_name, (int,)) and not isinstance(frame_name, bool):
+            what = f"{frame_type} id {frame_name} is out of range [0, {count})"
+        else:
+            what = f"{frame_type} {frame_name!r} does not exist"
+        super().__init__(f"{what}; valid {frame_type} names are {_listing(valid)}")
+
+
+class InvalidKeyframe(PosekitError):
+    """A keyframe name does not exist in the model."""
+
+    def __init__(self, keyframe_name: str, model: mujoco.MjModel) -> None:
+        valid = _names_of(model, mujoco.mjtObj.mjOBJ_KEY, model.nkey)
+        super().__init__(
+            f"keyframe {keyframe_name!r} does not exist; valid keyframes are {_listing(valid)}"
+        )
+
+
+class InvalidMocapBody(PosekitError):
+    """A body is not a mocap body."""
+
+    def __init__(self, mocap_name: str, model: mujoco.MjModel) -> None:
+        valid = [
+            mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or str(b)
+            for b in range(model.nbody)
+            if model.body_mocapid[b] >= 0
+        ]
+        super().__init__(
+            f"body {mocap_name!r} is not a mocap body; mocap bodies are {_listing(valid)}"
+        )
+
+
+class InvalidTarget(PosekitError):
+    """A task target has the wrong shape or non-finite values."""
+
+
+class InvalidGain(PosekitError):
+    """A task gain lies outside [0, 1]."""
+
+
+class InvalidDamping(PosekitError):
+    """A Levenberg-Marquardt damping is negative or not finite."""
+
+
+class TaskDefinitionError(PosekitError):
+    """A task was constructed or updated with invalid parameters."""
+
+
+class LimitDefinitionError(PosekitError):
+    """A limit was constructed with invalid parameters."""
+
+
+class InvalidConstraint(PosekitError):
+    """An equality constraint is unknown or not usable."""
+
+
+class TargetNotSet(PosekitError):
+    """A task was evaluated before its target was set."""
+
+    def __init__(self, cls_name: str) -> None:
+        super().__init__(
+            f"no target set for {cls_name}; call set_target() or "
+            "set_target_from_configuration() first"
+        )
+
+
+class IntegrationTimestepNotSet(PosekitError):
+    """A task that needs the timestep was evaluated before set_dt()."""
+
+    def __init__(self, cls_name: str) -> None:
+        super().__init__(f"no timestep set for {cls_name}; call set_dt(dt) with dt > 0 first")
+
+
+class NotWithinConfigurationLimits(PosekitError):
+    """A joint coordinate lies outside its range."""
+
+    def __init__(
+        self, joint_id: int, value: float, lower: float, upper: float, model: mujoco.MjModel
+    ) -> None:
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint_id) or f"#{joint_id}"
+        super().__init__(
+            f"joint {name!r} is at {value:.6g}, outside its range [{lower:.6g}, {upper:.6g}]"
+        )
+        self.joint_id = joint_id
+        self.value = value
+        self.lower = lower
+        self.upper = upper
+
+
+class NoSolutionFound(PosekitError):
+    """The QP solver found no solution (infeasible constraints or a solver failure)."""
+
+    def __init__(self, solver_name: str, detail: str = "") -> None:
+        tail = f": {detail}" if detail else ""
+        super().__init__(
+            f"QP solver {solver_name!r} found no solution{tail}; the hard constraints or "
+            "limits may be infeasible at this configuration"
+        )
+        self.solver_name = solver_name
+
+
+class InvalidSolverSettings(PosekitError, ValueError):
+    """An unknown QP solver, or a timestep or damping out of range."""

@@ -1,0 +1,149 @@
+r"""Velocity limits: bound joint speeds, :math:`|\Delta q_i| \le v_{\max,i}\,\Delta t`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from posekit.ik.exceptions import LimitDefinitionError
+from posekit.ik.limits.limit import Bounds, Constraint, Limit, bounds_as_rows
+
+if TYPE_CHECKING:
+    from posekit.ik.configuration import Configuration
+
+_DOFS = {
+    mujoco.mjtJoint.mjJNT_HINGE: 1,
+    mujoco.mjtJoint.mjJNT_SLIDE: 1,
+    mujoco.mjtJoint.mjJNT_BALL: 3,
+}
+
+
+def positive_speeds(value: object, size: int, what: str) -> np.ndarray:
+    """Finite, strictly positive speeds: a scalar broadcast to ``size``, or ``(size,)``."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise LimitDefinitionError(f"{what} must be numeric, got {value!r}") from None
+    if array.ndim == 0 or array.shape == (1,):
+        array = np.full(size, float(array.reshape(-1)[0]))
+    if array.shape != (size,):
+        raise LimitDefinitionError(f"{what} must be a scalar or shape ({size},), got {array.shape}")
+    if not np.all(np.isfinite(array)) or np.any(array <= 0.0):
+        raise LimitDefinitionError(f"{what} must be finite and > 0, got {array.tolist()}")
+    return array
+
+
+class BoxVelocityLimit(Limit):
+    r"""Per-coordinate bounds :math:`-v_{\max} \Delta t \le \Delta q_i \le v_{\max} \Delta t`."""
+
+    def __init__(self, model: mujoco.MjModel, indices: np.ndarray, limit: np.ndarray) -> None:
+        self.model = model
+        self.indices = indices.astype(int)
+        self.limit = limit
+        self.projection_matrix = np.eye(model.nv)[self.indices]
+
+    def compute_qp_bounds_and_rows(
+        self, configuration: Configuration, dt: float
+    ) -> tuple[Bounds | None, Constraint]:
+        """The limit as simple bounds over the velocity coordinates."""
+        upper = np.full(self.model.nv, np.inf)
+        upper[self.indices] = self.limit * dt
+        return Bounds(-upper, upper), Constraint()
+
+    def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:
+        r"""Rows :math:`[P; -P] \Delta q \le [v_{\max} \Delta t; v_{\max} \Delta t]`."""
+        if self.indices.size == 0:
+            return Constraint()
+        bounds, _ = self.compute_qp_bounds_and_rows(configuration, dt)
+        return bounds_as_rows(bounds)
+
+
+class VelocityLimit(BoxVelocityLimit):
+    """Maximum speeds of named hinge, slide and ball joints.
+
+    Args:
+        model: The robot model.
+        velocities: Joint name → maximum speed, in [rad/s] or [m/s]; a ball joint takes
+            a scalar or three values (one per angular velocity axis). Free joints belong
+            to :class:`FreeJointVelocityLimit`.
+    """
+
+    def __init__(
+        self, model: mujoco.MjModel, velocities: Mapping[str, object] | None = None
+    ) -> None:
+        indices: list[int] = []
+        limits: list[np.ndarray] = []
+        for name, value in (velocities or {}).items():
+            joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+            if joint_id < 0:
+                valid = [model.joint(j).name for j in range(model.njnt)][:12]
+                raise LimitDefinitionError(f"joint {name!r} does not exist; joints are {valid}")
+            joint_type = model.jnt_type[joint_id]
+            if joint_type not in _DOFS:
+                raise LimitDefinitionError(
+                    f"joint {name!r} is a free joint; use FreeJointVelocityLimit for it"
+                )
+            size = _DOFS[joint_type]
+            dof_adr = int(model.jnt_dofadr[joint_id])
+            indices.extend(range(dof_adr, dof_adr + size))
+            limits.append(positive_speeds(value, size, f"velocity of joint {name!r}"))
+        super().__init__(
+            model,
+            np.array(indices, dtype=int),
+            np.concatenate(limits) if limits else np.zeros(0),
+        )
+
+
+class FreeJointVelocityLimit(BoxVelocityLimit):
+    r"""Maximum linear and angular speeds of a free joint (floating base).
+
+    MuJoCo's free-joint velocity is the linear velocity in the world frame then the
+    angular velocity in the body frame; each of the six coordinates is bounded.
+
+    Args:
+        model: The robot model.
+        max_linear_velocity: [m/s], scalar or (3,); ``None`` leaves it free.
+        max_angular_velocity: [rad/s], scalar or (3,); ``None`` leaves it free.
+        joint_name: The free joint; may be omitted when the model has exactly one.
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        max_linear_velocity: object = None,
+        max_angular_velocity: object = None,
+        joint_name: str | None = None,
+    ) -> None:
+        free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+        names = [model.joint(j).name for j in free]
+        if joint_name is None:
+            if len(free) != 1:
+                raise LimitDefinitionError(
+                    f"the model has {len(free)} free joints {names}; pass joint_name"
+                )
+            joint_id = free[0]
+        else:
+            joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint_name)
+            if joint_id not in free:
+                raise LimitDefinitionError(
+                    f"{joint_name!r} is not a free joint; free joints are {names}"
+                )
+        dof_adr = int(model.jnt_dofadr[joint_id])
+        indices: list[int] = []
+        limits: list[np.ndarray] = []
+        for offset, value, what in (
+            (0, max_linear_velocity, "max_linear_velocity"),
+            (3, max_angular_velocity, "max_angular_velocity"),
+        ):
+            if value is not None:
+                indices.extend(range(dof_adr + offset, dof_adr + offset + 3))
+                limits.append(positive_speeds(value, 3, what))
+        self.joint_name = model.joint(joint_id).name
+        super().__init__(
+            model,
+            np.array(indices, dtype=int),
+            np.concatenate(limits) if limits else np.zeros(0),
+        )

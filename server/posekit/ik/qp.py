@@ -1,0 +1,110 @@
+r"""The IK quadratic program and its dispatch to QP solvers.
+
+.. math::
+
+    \min_{\Delta q}\ \tfrac12 \Delta q^T H \Delta q + c^T \Delta q
+    \quad \text{s.t.} \quad G \Delta q \le h,\quad A \Delta q = b,\quad l \le \Delta q \le u.
+
+``daqp`` is called through its own API, with simple bounds passed natively; every
+other solver name goes through ``qpsolvers`` with the bounds folded into ``G``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import daqp
+import numpy as np
+import qpsolvers
+
+from posekit.ik.exceptions import InvalidSolverSettings, NoSolutionFound
+from posekit.ik.limits.limit import Bounds, bounds_as_rows
+
+_DAQP_EQUALITY = 5
+_DAQP_EXIT_MESSAGES = {
+    -1: "primal infeasible",
+    -2: "cycling detected",
+    -3: "unbounded problem",
+    -4: "iteration limit reached",
+    -5: "non-convex problem",
+    -6: "initial working set overdetermined",
+}
+
+
+@dataclass
+class QuadraticProgram:
+    """One IK step's QP over the configuration displacement :math:`\\Delta q` (shape ``(nv,)``)."""
+
+    H: np.ndarray
+    c: np.ndarray
+    G: np.ndarray | None = None
+    h: np.ndarray | None = None
+    A: np.ndarray | None = None
+    b: np.ndarray | None = None
+    bounds: Bounds | None = None
+
+    def to_problem(self) -> qpsolvers.Problem:
+        """The same feasible set as a ``qpsolvers.Problem`` with finite rows only.
+
+        Simple bounds become :math:`\\pm I` rows and rows with :math:`h = +\\infty`
+        (inactive collision pairs) are dropped, so any backend accepts it.
+        """
+        blocks_G, blocks_h = [], []
+        if self.bounds is not None:
+            rows = bounds_as_rows(self.bounds)
+            if not rows.inactive:
+                blocks_G.append(rows.G)
+                blocks_h.append(rows.h)
+        if self.G is not None:
+            finite = np.isfinite(self.h)
+            blocks_G.append(self.G[finite])
+            blocks_h.append(self.h[finite])
+        G = np.vstack(blocks_G) if blocks_G else None
+        h = np.concatenate(blocks_h) if blocks_h else None
+        if G is not None and G.shape[0] == 0:
+            G = h = None
+        return qpsolvers.Problem(self.H, self.c, G, h, self.A, self.b)
+
+    def solve(self, solver: str, **kwargs: object) -> np.ndarray:
+        """Minimiser :math:`\\Delta q`; raises :class:`NoSolutionFound` when there is none."""
+        if solver == "daqp":
+            return self._solve_daqp(**kwargs)
+        if solver not in qpsolvers.available_solvers:
+            raise InvalidSolverSettings(
+                f"QP solver {solver!r} is not installed; available: {qpsolvers.available_solvers}"
+            )
+        solution = qpsolvers.solve_problem(self.to_problem(), solver=solver, **kwargs)
+        if not solution.found or solution.x is None or not np.all(np.isfinite(solution.x)):
+            raise NoSolutionFound(solver)
+        return solution.x
+
+    def _solve_daqp(self, **settings: object) -> np.ndarray:
+        nv = self.H.shape[0]
+        blocks = [m for m in (self.G, self.A) if m is not None]
+        constraint_matrix = np.vstack(blocks) if len(blocks) > 1 else (
+            blocks[0] if blocks else np.zeros((0, nv))
+        )
+        upper_parts, lower_parts = [], []
+        if self.bounds is not None:
+            upper_parts.append(self.bounds.upper)
+            lower_parts.append(self.bounds.lower)
+        if self.G is not None:
+            upper_parts.append(self.h)
+            lower_parts.append(np.full(self.h.shape[0], -np.inf))
+        if self.A is not None:
+            upper_parts.append(self.b)
+            lower_parts.append(self.b)
+        if upper_parts:
+            upper = np.concatenate(upper_parts)
+            lower = np.concatenate(lower_parts)
+        else:
+            upper = lower = np.zeros(0)
+        sense = np.zeros(upper.shape[0], dtype=np.intc)
+        if self.A is not None:
+            sense[upper.shape[0] - self.A.shape[0] :] = _DAQP_EQUALITY
+        x, _, exitflag, _ = daqp.solve(
+            self.H, self.c, np.ascontiguousarray(constraint_matrix), upper, lower, sense, **settings
+        )
+        if exitflag < 1 or not np.all(np.isfinite(x)):
+            raise NoSolutionFound("daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}"))
+        return x

@@ -1,0 +1,119 @@
+r"""Frame task: regulate the pose of a body, geom or site in the world."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from posekit.ik.exceptions import InvalidTarget, TargetNotSet
+from posekit.ik.lie import SE3
+from posekit.ik.lie.utils import se3_log_and_jlog
+from posekit.ik.tasks.frame_resolution import FrameRef
+from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
+from posekit.ik.tasks.validation import cost_vector
+
+if TYPE_CHECKING:
+    from posekit.ik.configuration import Configuration
+
+
+def check_pose_target(target: object, what: str) -> SE3:
+    """``target`` as an :class:`SE3` with finite parameters, or :class:`InvalidTarget`."""
+    if not isinstance(target, SE3):
+        raise InvalidTarget(f"{what} must be an SE3, got {type(target).__name__}")
+    parameters = target.parameters()
+    if not np.all(np.isfinite(parameters)):
+        raise InvalidTarget(f"{what} must be finite, got {parameters.tolist()}")
+    return SE3(parameters.copy()).normalize()
+
+
+class FrameTask(Task):
+    r"""Regulate the position and orientation of a frame of interest on the robot.
+
+    The error is the body twist from the frame :math:`b` to its target :math:`t`,
+
+    .. math:: e(q) = \log(T_{0b}^{-1} T_{0t}) = \log(T_{bt}) \in \mathbb{R}^6,
+
+    ordered (linear [m], angular [rad]). Its Jacobian, with :math:`{}_bJ_b` the body
+    Jacobian of the frame and :math:`J_{\log}` the right Jacobian inverse of SE(3), is
+
+    .. math:: J(q) = -J_{\log}(T_{tb})\,{}_bJ_b(q).
+
+    Both come from one logarithm: :math:`\log(T_{tb}) = -e`.
+
+    Costs are in [cost]/[m] for position and [cost]/[rad] for orientation.
+    """
+
+    k: int = 6
+
+    def __init__(
+        self,
+        frame_name: str | int,
+        frame_type: str,
+        position_cost: object,
+        orientation_cost: object,
+        gain: float = 1.0,
+        lm_damping: float = 0.0,
+    ) -> None:
+        super().__init__(cost=np.zeros(self.k), gain=gain, lm_damping=lm_damping)
+        self._frame = FrameRef(frame_name, frame_type)
+        self.frame_name = frame_name
+        self.frame_type = frame_type
+        self._target: SE3 | None = None
+        self._world_to_target: SE3 | None = None
+        self.set_position_cost(position_cost)
+        self.set_orientation_cost(orientation_cost)
+
+    def set_position_cost(self, position_cost: object) -> None:
+        """Set the position cost: a scalar, or one value per frame axis (3,)."""
+        self.cost[:3] = cost_vector(position_cost, 3, "position_cost")
+
+    def set_orientation_cost(self, orientation_cost: object) -> None:
+        """Set the orientation cost: a scalar, or one value per frame axis (3,)."""
+        self.cost[3:] = cost_vector(orientation_cost, 3, "orientation_cost")
+
+    @property
+    def transform_target_to_world(self) -> SE3 | None:
+        """Target pose :math:`T_{0t}` of the frame in the world, or ``None`` until set."""
+        return self._target
+
+    @transform_target_to_world.setter
+    def transform_target_to_world(self, target: SE3) -> None:
+        self.set_target(target)
+
+    def set_target(self, transform_target_to_world: SE3) -> None:
+        """Set the target pose :math:`T_{0t}` of the frame in the world."""
+        target = check_pose_target(transform_target_to_world, "transform_target_to_world")
+        self._target = target
+        self._world_to_target = target.inverse()
+
+    def set_target_from_configuration(self, configuration: Configuration) -> None:
+        """Set the target to the frame's current pose."""
+        frame_id = self._frame.id_in(configuration.model)
+        self.set_target(SE3(configuration.frame_pose_by_id(frame_id, self.frame_type)))
+
+    def _error_and_jacobian(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
+        if self._world_to_target is None:
+            raise TargetNotSet(type(self).__name__)
+        frame_id = self._frame.id_in(configuration.model)
+        frame_to_world = SE3(configuration.frame_pose_by_id(frame_id, self.frame_type))
+        frame_in_target = self._world_to_target @ frame_to_world
+        log_tb, jlog_tb = se3_log_and_jlog(frame_in_target.wxyz_xyz)
+        jacobian = configuration.frame_jacobian_by_id(frame_id, self.frame_type)
+        return -log_tb, -(jlog_tb @ jacobian)
+
+    def compute_error(self, configuration: Configuration) -> np.ndarray:
+        r"""Body twist :math:`e = \log(T_{bt})`, shape ``(6,)``."""
+        return self._error_and_jacobian(configuration)[0]
+
+    def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
+        r"""Task Jacobian :math:`-J_{\log}(T_{tb})\,{}_bJ_b`, shape ``(6, nv)``."""
+        return self._error_and_jacobian(configuration)[1]
+
+    def compute_qp_residual(self, configuration: Configuration) -> Residual:
+        """Weighted residual, computing the pose once for error and Jacobian."""
+        return self.weighted_residual(*self._error_and_jacobian(configuration))
+
+    def compute_qp_objective(self, configuration: Configuration) -> Objective:
+        """QP objective, computing the pose once for error and Jacobian."""
+        return objective_from_residual(*self.compute_qp_residual(configuration))

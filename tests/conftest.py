@@ -1,0 +1,56 @@
+"""Shared test fixtures: where Menagerie robots come from.
+
+Menagerie models resolve from ``MENAGERIE_ROOT``; when it is unset and the shared
+checkout sits beside the repository (CI, developer machines), that checkout is used.
+A test that needs Menagerie fails in CI when no checkout is available (it never
+downloads), and skips with a reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import mujoco
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+_SHARED_MENAGERIE = REPO_ROOT.parent / "shared" / "menagerie"
+
+if not os.environ.get("MENAGERIE_ROOT") and _SHARED_MENAGERIE.is_dir():
+    os.environ["MENAGERIE_ROOT"] = str(_SHARED_MENAGERIE)
+
+
+def menagerie_available() -> bool:
+    root = os.environ.get("MENAGERIE_ROOT")
+    return bool(root) and Path(root).is_dir()
+
+
+def require_menagerie() -> None:
+    """Fail in CI, skip elsewhere, when no local Menagerie checkout is configured."""
+    if menagerie_available():
+        return
+    message = "MENAGERIE_ROOT is not set to a Menagerie checkout; tests never download models"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@cache
+def _menagerie_model(name: str, entry: str | None) -> mujoco.MjModel:
+    import mujoco_menagerie as mm
+
+    robot = mm.get(name)
+    return robot.model(entry or robot.default_scene)
+
+
+def menagerie_model(name: str, entry: str | None = None) -> mujoco.MjModel:
+    """A compiled Menagerie model (cached per test session; treat it as read-only)."""
+    require_menagerie()
+    return _menagerie_model(name, entry)
+
+
+def builtin_model(name: str) -> mujoco.MjModel:
+    """A compiled built-in model from ``models/``."""
+    return mujoco.MjModel.from_xml_path(str(REPO_ROOT / "models" / f"{name}.xml"))
