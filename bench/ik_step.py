@@ -54,11 +54,11 @@ def builtin(name: str) -> mujoco.MjModel:
 
 
 def all_joint_speeds(model: mujoco.MjModel, speed: float) -> dict[str, float]:
-    scalar = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
     return {
         model.joint(j).name: speed
         for j in range(model.njnt)
-        if model.jnt_type[j] in scalar and model.joint(j).name
+        if int(model.jnt_type[j]) in scalar and model.joint(j).name
     }
 
 
@@ -112,9 +112,7 @@ def humanoid_problem(
     configuration.update_from_keyframe(keyframe)
     pelvis = lib.FrameTask(base, "body", position_cost=0.0, orientation_cost=10.0)
     com = lib.ComTask(cost=10.0)
-    foot_tasks = [
-        lib.FrameTask(f, "site", position_cost=10.0, orientation_cost=1.0) for f in feet
-    ]
+    foot_tasks = [lib.FrameTask(f, "site", position_cost=10.0, orientation_cost=1.0) for f in feet]
     hand_tasks = [
         lib.FrameTask(h, "site", position_cost=1.0, orientation_cost=0.0, lm_damping=1e-6)
         for h in hands
@@ -190,7 +188,7 @@ SCENARIOS: dict[str, tuple[str, Callable[[ModuleType], Problem]]] = {
             menagerie("franka_emika_panda"),
             "home",
             ("attachment_site", "site"),
-            look_at=("hand", "body"),
+            look_at=("link7", "body"),
         ),
     ),
     "S3": (

@@ -37,11 +37,22 @@ def require_menagerie() -> None:
     pytest.skip(message)
 
 
+# Short names used in the tests -> Menagerie registry names.
+MENAGERIE_ALIASES = {
+    "ur5e": "universal_robots_ur5e",
+    "panda": "franka_emika_panda",
+    "iiwa14": "kuka_iiwa_14",
+    "g1": "unitree_g1",
+    "h1": "unitree_h1",
+    "tidybot": "stanford_tidybot",
+}
+
+
 @cache
 def _menagerie_model(name: str, entry: str | None) -> mujoco.MjModel:
     import mujoco_menagerie as mm
 
-    robot = mm.get(name)
+    robot = mm.get(MENAGERIE_ALIASES.get(name, name))
     return robot.model(entry or robot.default_scene)
 
 

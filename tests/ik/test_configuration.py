@@ -6,10 +6,9 @@ import logging
 
 import mujoco
 import numpy as np
+import posekit
 import pytest
 from conftest import builtin_model, menagerie_model
-
-import posekit
 from posekit.ik.configuration import InvalidConfigurationVector
 from tests_support import random_configuration
 
@@ -109,9 +108,7 @@ def test_get_transform_is_relative_pose(arm: posekit.Configuration) -> None:
     world_ee = arm.get_transform_frame_to_world("ee", "site")
     world_cam = arm.get_transform_frame_to_world("wrist_cam", "site")
     relative = arm.get_transform("ee", "site", "wrist_cam", "site")
-    np.testing.assert_allclose(
-        (world_cam @ relative).as_matrix(), world_ee.as_matrix(), atol=1e-12
-    )
+    np.testing.assert_allclose((world_cam @ relative).as_matrix(), world_ee.as_matrix(), atol=1e-12)
 
 
 def test_integrate_matches_mujoco_and_inplace_updates_kinematics(

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
+import posekit
 import pytest
 from conftest import builtin_model, menagerie_model
-from tests_support import random_configuration
-
-import posekit
 from posekit.ik.limits.limit import bounds_as_rows
+from tests_support import random_configuration
 
 ARM = builtin_model("arm7")
 BALL_XML = """
-<mujoco><worldbody>
+<mujoco><compiler angle="radian"/><worldbody>
   <body name="base"><freejoint name="root"/><geom size="0.1"/>
     <body name="link" pos="0 0 0.3"><joint name="ball" type="ball" range="0 0.8"/>
       <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.03"/>
@@ -47,9 +46,7 @@ def test_min_distance_shrinks_the_range() -> None:
     configuration.update_from_keyframe("home")
     plain = posekit.ConfigurationLimit(ARM, gain=1.0).compute_qp_inequalities(configuration, 0.01)
     shrunk = posekit.ConfigurationLimit(ARM, gain=1.0, min_distance_from_limits=0.1)
-    np.testing.assert_allclose(
-        shrunk.compute_qp_inequalities(configuration, 0.01).h, plain.h - 0.1
-    )
+    np.testing.assert_allclose(shrunk.compute_qp_inequalities(configuration, 0.01).h, plain.h - 0.1)
 
 
 def test_ball_joint_row_is_the_first_order_angle_change() -> None:
@@ -71,7 +68,7 @@ def test_ball_joint_row_is_the_first_order_angle_change() -> None:
     step = rng.normal(size=model.nv) * 1e-6
     moved = q.copy()
     mujoco.mj_integratePos(model, moved, step, 1.0)
-    np.testing.assert_allclose(angle(moved) - angle(q), rows.G[0] @ step, rtol=1e-4)
+    np.testing.assert_allclose(angle(moved) - angle(q), rows.G[0] @ step, rtol=1e-3, atol=1e-11)
 
 
 @pytest.mark.parametrize(
@@ -122,7 +119,9 @@ def test_free_joint_velocity_limit() -> None:
         posekit.FreeJointVelocityLimit(ARM, 1.0)
 
 
-def _rollout_toward_unreachable(model: mujoco.MjModel, site: str, keyframe: str) -> None:
+def _rollout_toward_unreachable(
+    model: mujoco.MjModel, site: str, keyframe: str, reaches_a_limit: bool = True
+) -> None:
     configuration = posekit.Configuration(model)
     configuration.update_from_keyframe(keyframe)
     task = posekit.FrameTask(site, "site", position_cost=1.0, orientation_cost=1.0)
@@ -138,6 +137,8 @@ def _rollout_toward_unreachable(model: mujoco.MjModel, site: str, keyframe: str)
         configuration.integrate_inplace(velocity, dt)
         q = configuration.q[model.jnt_qposadr]
         assert np.all(q >= lower - 1e-6) and np.all(q <= upper + 1e-6)
+    if not reaches_a_limit:  # ±2π joints: the arm stretches out before any joint limit
+        return
     # It pressed against at least one limit rather than wandering elsewhere.
     q = configuration.q[model.jnt_qposadr]
     assert np.min(np.minimum(q - lower, upper - q)) < 1e-2
@@ -148,4 +149,5 @@ def test_limits_hold_over_long_rollout_builtin_arm() -> None:
 
 
 def test_limits_hold_over_long_rollout_ur5e() -> None:
-    _rollout_toward_unreachable(menagerie_model("universal_robots_ur5e"), "attachment_site", "home")
+    model = menagerie_model("universal_robots_ur5e")
+    _rollout_toward_unreachable(model, "attachment_site", "home", reaches_a_limit=False)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import mujoco
 import numpy as np
+import posekit
 import pytest
 import qpsolvers
 from conftest import builtin_model, menagerie_model
-
-import posekit
 from posekit.ik.solve import assemble_qp
 
 ARM = builtin_model("arm7")
@@ -40,7 +41,7 @@ def test_ten_centimetre_offset_converges_monotonically(model_name: str, site: st
         norms.append(np.linalg.norm(task.compute_error(configuration)))
         if norms[-1] < 1e-6:
             break
-    assert all(b < a for a, b in zip(norms, norms[1:], strict=False)), norms
+    assert all(b < a for a, b in itertools.pairwise(norms)), norms
     pose = configuration.get_transform_frame_to_world(site, "site")
     assert np.linalg.norm(pose.translation() - target.translation()) < 1e-3
     angle = np.linalg.norm((target.rotation().inverse() @ pose.rotation()).log())
@@ -143,12 +144,23 @@ def test_solvers_agree(solver: str) -> None:
         limits = [posekit.ConfigurationLimit(ARM), posekit.VelocityLimit(ARM, speeds)]
         constraints = [posekit.DofFreezingTask(ARM, dof_indices=[trial])] if trial % 2 else None
         reference = posekit.solve_ik(
-            configuration, [task, posture], DT, "daqp", 1e-6, limits=limits,
+            configuration,
+            [task, posture],
+            DT,
+            "daqp",
+            1e-6,
+            limits=limits,
             constraints=constraints,
         )
         velocity = posekit.solve_ik(
-            configuration, [task, posture], DT, solver, 1e-6, limits=limits,
-            constraints=constraints, **SOLVER_SETTINGS.get(solver, {}),
+            configuration,
+            [task, posture],
+            DT,
+            solver,
+            1e-6,
+            limits=limits,
+            constraints=constraints,
+            **SOLVER_SETTINGS.get(solver, {}),
         )
         np.testing.assert_allclose(velocity, reference, atol=1e-4 * max(1, np.abs(reference).max()))
 
@@ -196,9 +208,7 @@ def test_infeasible_problem_raises_no_solution_found() -> None:
     posture.set_target(ARM.qpos0 + 0.5)
     # A posture target held as a hard equality needs more speed than the limit allows.
     with pytest.raises(posekit.NoSolutionFound, match="daqp"):
-        posekit.solve_ik(
-            configuration, [], DT, "daqp", limits=[limit], constraints=[posture]
-        )
+        posekit.solve_ik(configuration, [], DT, "daqp", limits=[limit], constraints=[posture])
 
 
 @pytest.mark.parametrize(

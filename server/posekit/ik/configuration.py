@@ -216,9 +216,9 @@ def _scalar_joint_limits(
     model: mujoco.MjModel,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Joint ids, qpos addresses and ranges of the limited hinge and slide joints."""
-    scalar = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    scalar = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
     ids = np.array(
-        [j for j in range(model.njnt) if model.jnt_limited[j] and model.jnt_type[j] in scalar],
+        [j for j in range(model.njnt) if model.jnt_limited[j] and int(model.jnt_type[j]) in scalar],
         dtype=int,
     )
     return ids, model.jnt_qposadr[ids], model.jnt_range[ids, 0], model.jnt_range[ids, 1]

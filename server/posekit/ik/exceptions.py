@@ -71,9 +71,12 @@ class InvalidKeyframe(PosekitError):
 
 
 class InvalidMocapBody(PosekitError):
-    """A body is not a mocap body."""
+    """A body is not a mocap body, or a mocap index is out of range."""
 
-    def __init__(self, mocap_name: str, model: mujoco.MjModel) -> None:
+    def __init__(self, mocap_name: str | int, model: mujoco.MjModel | None = None) -> None:
+        if model is None:
+            super().__init__(f"mocap body {mocap_name!r} does not exist")
+            return
         valid = [
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or str(b)
             for b in range(model.nbody)

@@ -81,8 +81,8 @@ class QuadraticProgram:
     def _solve_daqp(self, **settings: object) -> np.ndarray:
         nv = self.H.shape[0]
         blocks = [m for m in (self.G, self.A) if m is not None]
-        constraint_matrix = np.vstack(blocks) if len(blocks) > 1 else (
-            blocks[0] if blocks else np.zeros((0, nv))
+        constraint_matrix = (
+            np.vstack(blocks) if len(blocks) > 1 else (blocks[0] if blocks else np.zeros((0, nv)))
         )
         upper_parts, lower_parts = [], []
         if self.bounds is not None:
@@ -106,5 +106,7 @@ class QuadraticProgram:
             self.H, self.c, np.ascontiguousarray(constraint_matrix), upper, lower, sense, **settings
         )
         if exitflag < 1 or not np.all(np.isfinite(x)):
-            raise NoSolutionFound("daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}"))
+            raise NoSolutionFound(
+                "daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}")
+            )
         return x

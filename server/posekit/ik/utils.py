@@ -70,21 +70,19 @@ def custom_configuration_vector(
             raise InvalidKeyframe(key_name, model)
         q = model.key_qpos[key_id].copy()
     sizes = {
-        mujoco.mjtJoint.mjJNT_FREE: 7,
-        mujoco.mjtJoint.mjJNT_BALL: 4,
-        mujoco.mjtJoint.mjJNT_SLIDE: 1,
-        mujoco.mjtJoint.mjJNT_HINGE: 1,
+        int(mujoco.mjtJoint.mjJNT_FREE): 7,
+        int(mujoco.mjtJoint.mjJNT_BALL): 4,
+        int(mujoco.mjtJoint.mjJNT_SLIDE): 1,
+        int(mujoco.mjtJoint.mjJNT_HINGE): 1,
     }
     for name, value in kwargs.items():
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if joint_id < 0:
             raise PosekitError(f"joint {name!r} does not exist in the model")
-        size = sizes[model.jnt_type[joint_id]]
+        size = sizes[int(model.jnt_type[joint_id])]
         array = np.atleast_1d(np.asarray(value, dtype=np.float64))
         if array.shape != (size,):
-            raise PosekitError(
-                f"joint {name!r} takes {size} value(s), got shape {np.shape(value)}"
-            )
+            raise PosekitError(f"joint {name!r} takes {size} value(s), got shape {np.shape(value)}")
         adr = int(model.jnt_qposadr[joint_id])
         q[adr : adr + size] = array
     return q

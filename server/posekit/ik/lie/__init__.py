@@ -1,1 +1,7 @@
-"""posekit."""
+"""Lie groups SO(3) and SE(3) with the exp/log, plus/minus and Jacobian API."""
+
+from posekit.ik.lie.base import MatrixLieGroup
+from posekit.ik.lie.se3 import SE3
+from posekit.ik.lie.so3 import SO3, RollPitchYaw
+
+__all__ = ["SE3", "SO3", "MatrixLieGroup", "RollPitchYaw"]

@@ -43,11 +43,11 @@ class ConfigurationLimit(Limit):
         self.model = model
         self.gain = float(gain)
         self.min_distance_from_limits = float(min_distance_from_limits)
-        scalar_types = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+        scalar_types = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
         joints = [
             j
             for j in range(model.njnt)
-            if model.jnt_limited[j] and model.jnt_type[j] in scalar_types
+            if model.jnt_limited[j] and int(model.jnt_type[j]) in scalar_types
         ]
         self.indices = np.array([model.jnt_dofadr[j] for j in joints], dtype=int)
         self._qpos_adr = np.array([model.jnt_qposadr[j] for j in joints], dtype=int)

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
 
 _DOFS = {
-    mujoco.mjtJoint.mjJNT_HINGE: 1,
-    mujoco.mjtJoint.mjJNT_SLIDE: 1,
-    mujoco.mjtJoint.mjJNT_BALL: 3,
+    int(mujoco.mjtJoint.mjJNT_HINGE): 1,
+    int(mujoco.mjtJoint.mjJNT_SLIDE): 1,
+    int(mujoco.mjtJoint.mjJNT_BALL): 3,
 }
 
 
@@ -81,7 +81,7 @@ class VelocityLimit(BoxVelocityLimit):
             if joint_id < 0:
                 valid = [model.joint(j).name for j in range(model.njnt)][:12]
                 raise LimitDefinitionError(f"joint {name!r} does not exist; joints are {valid}")
-            joint_type = model.jnt_type[joint_id]
+            joint_type = int(model.jnt_type[joint_id])
             if joint_type not in _DOFS:
                 raise LimitDefinitionError(
                     f"joint {name!r} is a free joint; use FreeJointVelocityLimit for it"

@@ -2,13 +2,14 @@ r"""Frame task: regulate the pose of a body, geom or site in the world."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.lie import SE3
-from posekit.ik.lie.utils import se3_log_and_jlog
+from posekit.ik.lie.utils import compose_poses, se3_log_and_jlog
 from posekit.ik.tasks.frame_resolution import FrameRef
 from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
 from posekit.ik.tasks.validation import cost_vector
@@ -18,13 +19,20 @@ if TYPE_CHECKING:
 
 
 def check_pose_target(target: object, what: str) -> SE3:
-    """``target`` as an :class:`SE3` with finite parameters, or :class:`InvalidTarget`."""
+    """``target`` as an :class:`SE3` with finite values and a unit quaternion.
+
+    Raises :class:`InvalidTarget` for anything else (a zero quaternion included).
+    """
     if not isinstance(target, SE3):
         raise InvalidTarget(f"{what} must be an SE3, got {type(target).__name__}")
-    parameters = target.parameters()
-    if not np.all(np.isfinite(parameters)):
-        raise InvalidTarget(f"{what} must be finite, got {parameters.tolist()}")
-    return SE3(parameters.copy()).normalize()
+    values = target.wxyz_xyz.tolist()
+    if not all(map(math.isfinite, values)):
+        raise InvalidTarget(f"{what} must be finite, got {values}")
+    w, x, y, z = values[:4]
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if norm < 1e-9:
+        raise InvalidTarget(f"{what} has a zero quaternion, got {values}")
+    return SE3._wrap(np.array([w / norm, x / norm, y / norm, z / norm, *values[4:]]))
 
 
 class FrameTask(Task):
@@ -60,7 +68,7 @@ class FrameTask(Task):
         self.frame_name = frame_name
         self.frame_type = frame_type
         self._target: SE3 | None = None
-        self._world_to_target: SE3 | None = None
+        self._world_to_target: np.ndarray | None = None
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -85,7 +93,7 @@ class FrameTask(Task):
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
         target = check_pose_target(transform_target_to_world, "transform_target_to_world")
         self._target = target
-        self._world_to_target = target.inverse()
+        self._world_to_target = target.inverse().wxyz_xyz
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the frame's current pose."""
@@ -93,14 +101,15 @@ class FrameTask(Task):
         self.set_target(SE3(configuration.frame_pose_by_id(frame_id, self.frame_type)))
 
     def _error_and_jacobian(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
-        if self._world_to_target is None:
+        world_to_target = self._world_to_target
+        if world_to_target is None:
             raise TargetNotSet(type(self).__name__)
         frame_id = self._frame.id_in(configuration.model)
-        frame_to_world = SE3(configuration.frame_pose_by_id(frame_id, self.frame_type))
-        frame_in_target = self._world_to_target @ frame_to_world
-        log_tb, jlog_tb = se3_log_and_jlog(frame_in_target.wxyz_xyz)
+        frame_to_world = configuration.frame_pose_by_id(frame_id, self.frame_type)
+        log_tb, jlog_tb = se3_log_and_jlog(compose_poses(world_to_target, frame_to_world))
         jacobian = configuration.frame_jacobian_by_id(frame_id, self.frame_type)
-        return -log_tb, -(jlog_tb @ jacobian)
+        np.negative(log_tb, out=log_tb)
+        return log_tb, jlog_tb @ jacobian.__neg__()
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         r"""Body twist :math:`e = \log(T_{bt})`, shape ``(6,)``."""

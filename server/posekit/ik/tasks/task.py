@@ -114,7 +114,9 @@ class Task(BaseTask):
         r""":math:`H = W^T W + \mu I`, :math:`c = -W^T e_w` from the weighted residual."""
         return objective_from_residual(*self.compute_qp_residual(configuration))
 
-    def compute_constraint_rows(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
+    def compute_constraint_rows(
+        self, configuration: Configuration
+    ) -> tuple[np.ndarray, np.ndarray]:
         r"""Rows :math:`(J, -\alpha e)` of the hard equality :math:`J \Delta q = -\alpha e`."""
         return self.compute_jacobian(configuration), (-self.gain) * self.compute_error(
             configuration

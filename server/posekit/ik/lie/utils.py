@@ -1,0 +1,324 @@
+r"""Closed-form SO(3)/SE(3) helpers shared by the Lie groups and the hot IK path.
+
+Tangent vectors of SE(3) are ordered :math:`\xi = (\rho, \theta)`: linear part
+:math:`\rho` [m] first, angular part :math:`\theta` [rad] second. :math:`[x]_\times`
+is the skew-symmetric matrix with :math:`[x]_\times y = x \times y`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+_SMALL_ANGLE = 1e-3
+
+
+def skew(x: np.ndarray) -> np.ndarray:
+    r"""The skew-symmetric matrix :math:`[x]_\times` of a 3-vector, shape ``(3, 3)``."""
+    x0, x1, x2 = float(x[0]), float(x[1]), float(x[2])
+    return np.array([[0.0, -x2, x1], [x2, 0.0, -x0], [-x1, x0, 0.0]])
+
+
+def quat_log(wxyz: np.ndarray) -> np.ndarray:
+    r"""Rotation vector :math:`\theta \in \mathbb{R}^3`, :math:`\|\theta\| \le \pi`, of a unit quaternion.
+
+    With :math:`q = (w, u)`, :math:`\theta = 2\,\mathrm{atan2}(\|u\|, |w|)\,\mathrm{sign}(w)\,u / \|u\|`;
+    the sign makes :math:`q` and :math:`-q` give the same (shortest) rotation vector.
+    """
+    w = float(wxyz[0])
+    x, y, z = float(wxyz[1]), float(wxyz[2]), float(wxyz[3])
+    norm_u = math.sqrt(x * x + y * y + z * z)
+    if norm_u < 1e-12:
+        scale = 2.0 / w if w != 0.0 else 0.0
+    else:
+        scale = 2.0 * math.atan2(norm_u, abs(w)) / norm_u
+        if w < 0.0:
+            scale = -scale
+    return np.array([scale * x, scale * y, scale * z])
+
+
+def quat_exp(theta: np.ndarray) -> np.ndarray:
+    r"""Unit quaternion ``wxyz`` of the rotation vector :math:`\theta` (rotation by :math:`\|\theta\|` about :math:`\theta/\|\theta\|`)."""
+    t0, t1, t2 = float(theta[0]), float(theta[1]), float(theta[2])
+    angle_sq = t0 * t0 + t1 * t1 + t2 * t2
+    if angle_sq < _SMALL_ANGLE**2:
+        real = 1.0 - angle_sq / 8.0
+        imag = 0.5 - angle_sq / 48.0
+    else:
+        angle = math.sqrt(angle_sq)
+        real = math.cos(0.5 * angle)
+        imag = math.sin(0.5 * angle) / angle
+    return np.array([real, imag * t0, imag * t1, imag * t2])
+
+
+def so3_jacobian_coefficients(angle: float) -> tuple[float, float]:
+    r"""Coefficients :math:`a = (1-\cos\phi)/\phi^2`, :math:`b = (\phi - \sin\phi)/\phi^3`.
+
+    They define :math:`J_l(\theta) = I + a[\theta]_\times + b[\theta]_\times^2` and
+    :math:`J_r(\theta) = I - a[\theta]_\times + b[\theta]_\times^2` with :math:`\phi = \|\theta\|`.
+    """
+    if angle < _SMALL_ANGLE:
+        angle_sq = angle * angle
+        return 0.5 - angle_sq / 24.0, 1.0 / 6.0 - angle_sq / 120.0
+    return (1.0 - math.cos(angle)) / angle**2, (angle - math.sin(angle)) / angle**3
+
+
+def so3_inverse_jacobian_coefficient(angle: float) -> float:
+    r"""Coefficient :math:`c = 1/\phi^2 - (1+\cos\phi)/(2\phi\sin\phi)`.
+
+    It defines :math:`J_l^{-1}(\theta) = I - \tfrac12[\theta]_\times + c[\theta]_\times^2`
+    and :math:`J_r^{-1}(\theta) = I + \tfrac12[\theta]_\times + c[\theta]_\times^2`.
+    """
+    if angle < _SMALL_ANGLE:
+        return 1.0 / 12.0 + angle * angle / 720.0
+    return 1.0 / angle**2 - (1.0 + math.cos(angle)) / (2.0 * angle * math.sin(angle))
+
+
+def so3_left_jacobian(theta: np.ndarray) -> np.ndarray:
+    r"""Left Jacobian :math:`J_l(\theta)` of SO(3), shape ``(3, 3)``."""
+    a, b = so3_jacobian_coefficients(float(np.linalg.norm(theta)))
+    hat = skew(theta)
+    return np.eye(3) + a * hat + b * (hat @ hat)
+
+
+def so3_left_jacobian_inverse(theta: np.ndarray) -> np.ndarray:
+    r"""Inverse left Jacobian :math:`J_l^{-1}(\theta)` of SO(3), shape ``(3, 3)``."""
+    c = so3_inverse_jacobian_coefficient(float(np.linalg.norm(theta)))
+    hat = skew(theta)
+    return np.eye(3) - 0.5 * hat + c * (hat @ hat)
+
+
+def se3_q_matrix(rho: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    r"""The coupling block :math:`Q(\rho, \theta)` of the SE(3) left Jacobian.
+
+    .. math::
+
+        Q = \tfrac12 P + b\,(T P + P T + T P T)
+            + c\,(T^2 P + P T^2 - 3\,T P T) + d\,(T P T^2 + T^2 P T),
+
+    with :math:`P = [\rho]_\times`, :math:`T = [\theta]_\times`, :math:`\phi = \|\theta\|`,
+    :math:`b = (\phi - \sin\phi)/\phi^3`, :math:`c = (\phi^2 + 2\cos\phi - 2)/(2\phi^4)`,
+    :math:`d = (2\phi - 3\sin\phi + \phi\cos\phi)/(2\phi^5)`.
+    """
+    angle = float(np.linalg.norm(theta))
+    if angle < 1e-2:
+        angle_sq = angle * angle
+        b = 1.0 / 6.0 - angle_sq / 120.0
+        c = 1.0 / 24.0 - angle_sq / 720.0
+        d = 1.0 / 120.0 - angle_sq / 2520.0
+    else:
+        sin, cos = math.sin(angle), math.cos(angle)
+        b = (angle - sin) / angle**3
+        c = (angle * angle + 2.0 * cos - 2.0) / (2.0 * angle**4)
+        d = (2.0 * angle - 3.0 * sin + angle * cos) / (2.0 * angle**5)
+    p = skew(rho)
+    t = skew(theta)
+    tp = t @ p
+    pt = p @ t
+    tpt = tp @ t
+    return (
+        0.5 * p + b * (tp + pt + tpt) + c * (t @ tp + pt @ t - 3.0 * tpt) + d * (tpt @ t + t @ tpt)
+    )
+
+
+def se3_left_jacobian(tangent: np.ndarray) -> np.ndarray:
+    r"""Left Jacobian of SE(3), :math:`\begin{bmatrix} J_l(\theta) & Q(\rho,\theta) \\ 0 & J_l(\theta)\end{bmatrix}`."""
+    rho, theta = tangent[:3], tangent[3:]
+    jacobian = np.zeros((6, 6))
+    jl = so3_left_jacobian(theta)
+    jacobian[:3, :3] = jl
+    jacobian[3:, 3:] = jl
+    jacobian[:3, 3:] = se3_q_matrix(rho, theta)
+    return jacobian
+
+
+def se3_left_jacobian_inverse(tangent: np.ndarray) -> np.ndarray:
+    r"""Inverse left Jacobian of SE(3): :math:`\begin{bmatrix} J_l^{-1} & -J_l^{-1} Q J_l^{-1} \\ 0 & J_l^{-1}\end{bmatrix}`."""
+    rho, theta = tangent[:3], tangent[3:]
+    jacobian = np.zeros((6, 6))
+    jl_inv = so3_left_jacobian_inverse(theta)
+    jacobian[:3, :3] = jl_inv
+    jacobian[3:, 3:] = jl_inv
+    jacobian[:3, 3:] = -jl_inv @ se3_q_matrix(rho, theta) @ jl_inv
+    return jacobian
+
+
+def se3_log(wxyz_xyz: np.ndarray) -> np.ndarray:
+    r"""Logarithm :math:`\xi = (\rho, \theta)` of an SE(3) pose, with :math:`\rho = V(\theta)^{-1} t`.
+
+    :math:`V^{-1}(\theta) = J_l^{-1}(\theta)` is the inverse left Jacobian of SO(3).
+    """
+    theta = quat_log(wxyz_xyz[:4])
+    tangent = np.empty(6)
+    tangent[3:] = theta
+    tangent[:3] = so3_left_jacobian_inverse(theta) @ wxyz_xyz[4:]
+    return tangent
+
+
+def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The logarithm :math:`\xi = (\rho, \theta) = \log(T)` and :math:`J_{\log}(T) = J_r^{-1}(\xi)`.
+
+    With :math:`T = [\theta]_\times`, :math:`\phi = \|\theta\|` and the coefficients of
+    :func:`so3_inverse_jacobian_coefficient` (:math:`c_i`) and :func:`se3_q_matrix`
+    (:math:`b, c, d`):
+
+    .. math::
+
+        \rho = J_l^{-1}(\theta)\, t, \qquad
+        J_r^{-1}(\xi) = \begin{bmatrix} M & -M Q(-\rho, -\theta) M \\ 0 & M \end{bmatrix},
+        \quad M = J_r^{-1}(\theta) = I + \tfrac12 T + c_i T^2.
+
+    :math:`Q(-\rho, -\theta)` is expanded with :math:`[a]_\times [b]_\times = b a^T - (a \cdot b) I`
+    into outer products, and everything is evaluated on Python floats: this is the hot
+    path of the frame tasks, where a dozen small NumPy calls would cost several times
+    more than the arithmetic.
+    """
+    w, x, y, z, tx, ty, tz = wxyz_xyz.tolist()
+    nu2 = x * x + y * y + z * z
+    nu = math.sqrt(nu2)
+    if nu < 1e-12:
+        k = 2.0 / w
+    else:
+        k = 2.0 * math.atan2(nu, abs(w)) / nu
+        if w < 0.0:
+            k = -k
+    ax, ay, az = k * x, k * y, k * z
+    phi2 = ax * ax + ay * ay + az * az
+    phi = math.sqrt(phi2)
+    if phi < 1e-3:
+        ci = 1.0 / 12.0 + phi2 / 720.0
+        b = 1.0 / 6.0 - phi2 / 120.0
+        c = 1.0 / 24.0 - phi2 / 720.0
+        d = 1.0 / 120.0 - phi2 / 2520.0
+    else:
+        sn, cs = math.sin(phi), math.cos(phi)
+        ci = 1.0 / phi2 - (1.0 + cs) / (2.0 * phi * sn)
+        b = (phi - sn) / (phi2 * phi)
+        c = (phi2 + 2.0 * cs - 2.0) / (2.0 * phi2 * phi2)
+        d = (2.0 * phi - 3.0 * sn + phi * cs) / (2.0 * phi2 * phi2 * phi)
+    # rho = Jl^-1 t = t - 1/2 a x t + ci (a (a.t) - phi2 t)
+    at = ax * tx + ay * ty + az * tz
+    cx, cy, cz = ay * tz - az * ty, az * tx - ax * tz, ax * ty - ay * tx
+    rx = tx - 0.5 * cx + ci * (ax * at - phi2 * tx)
+    ry = ty - 0.5 * cy + ci * (ay * at - phi2 * ty)
+    rz = tz - 0.5 * cz + ci * (az * at - phi2 * tz)
+    # Jr^-1 = I + 1/2 T + ci T^2, T^2 = a a^T - phi2 I
+    d0 = 1.0 - ci * phi2
+    m00 = d0 + ci * ax * ax
+    m11 = d0 + ci * ay * ay
+    m22 = d0 + ci * az * az
+    m01 = ci * ax * ay - 0.5 * az
+    m10 = ci * ax * ay + 0.5 * az
+    m02 = ci * ax * az + 0.5 * ay
+    m20 = ci * ax * az - 0.5 * ay
+    m12 = ci * ay * az - 0.5 * ax
+    m21 = ci * ay * az + 0.5 * ax
+    # Q(-rho, -a): with s = a.rho, u = a x rho
+    s = ax * rx + ay * ry + az * rz
+    ux, uy, uz = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
+    # Q = -1/2 [rho]x + b(rho a^T + a rho^T - 2 s I + s [a]x)
+    #     + c(-a u^T + u a^T + 2 phi2 [rho]x - 3 s [a]x) - 2 d s (a a^T - phi2 I)
+    h = c * 2.0 * phi2 - 0.5  # coefficient of [rho]x
+    g = b * s - 3.0 * c * s  # coefficient of [a]x
+    e = -2.0 * b * s + 2.0 * d * s * phi2  # coefficient of I
+    f = -2.0 * d * s  # coefficient of a a^T
+    q00 = b * 2 * rx * ax + c * (-ax * ux + ux * ax) + f * ax * ax + e
+    q11 = b * 2 * ry * ay + c * (-ay * uy + uy * ay) + f * ay * ay + e
+    q22 = b * 2 * rz * az + c * (-az * uz + uz * az) + f * az * az + e
+    q01 = b * (rx * ay + ax * ry) + c * (-ax * uy + ux * ay) + f * ax * ay - h * rz - g * az
+    q10 = b * (ry * ax + ay * rx) + c * (-ay * ux + uy * ax) + f * ay * ax + h * rz + g * az
+    q02 = b * (rx * az + ax * rz) + c * (-ax * uz + ux * az) + f * ax * az + h * ry + g * ay
+    q20 = b * (rz * ax + az * rx) + c * (-az * ux + uz * ax) + f * az * ax - h * ry - g * ay
+    q12 = b * (ry * az + ay * rz) + c * (-ay * uz + uy * az) + f * ay * az - h * rx - g * ax
+    q21 = b * (rz * ay + az * ry) + c * (-az * uy + uz * ay) + f * az * ay + h * rx + g * ax
+    # P = M Q
+    p00 = m00 * q00 + m01 * q10 + m02 * q20
+    p01 = m00 * q01 + m01 * q11 + m02 * q21
+    p02 = m00 * q02 + m01 * q12 + m02 * q22
+    p10 = m10 * q00 + m11 * q10 + m12 * q20
+    p11 = m10 * q01 + m11 * q11 + m12 * q21
+    p12 = m10 * q02 + m11 * q12 + m12 * q22
+    p20 = m20 * q00 + m21 * q10 + m22 * q20
+    p21 = m20 * q01 + m21 * q11 + m22 * q21
+    p22 = m20 * q02 + m21 * q12 + m22 * q22
+    # -P M
+    n00 = -(p00 * m00 + p01 * m10 + p02 * m20)
+    n01 = -(p00 * m01 + p01 * m11 + p02 * m21)
+    n02 = -(p00 * m02 + p01 * m12 + p02 * m22)
+    n10 = -(p10 * m00 + p11 * m10 + p12 * m20)
+    n11 = -(p10 * m01 + p11 * m11 + p12 * m21)
+    n12 = -(p10 * m02 + p11 * m12 + p12 * m22)
+    n20 = -(p20 * m00 + p21 * m10 + p22 * m20)
+    n21 = -(p20 * m01 + p21 * m11 + p22 * m21)
+    n22 = -(p20 * m02 + p21 * m12 + p22 * m22)
+    jlog = np.array(
+        [
+            [m00, m01, m02, n00, n01, n02],
+            [m10, m11, m12, n10, n11, n12],
+            [m20, m21, m22, n20, n21, n22],
+            [0.0, 0.0, 0.0, m00, m01, m02],
+            [0.0, 0.0, 0.0, m10, m11, m12],
+            [0.0, 0.0, 0.0, m20, m21, m22],
+        ]
+    )
+    return np.array([rx, ry, rz, ax, ay, az]), jlog
+
+
+def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple:
+    """``v`` rotated by the unit quaternion ``(w, x, y, z)``: :math:`v + 2w(u \times v) + 2u \times (u \times v)`."""
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return (
+        vx + w * tx + (y * tz - z * ty),
+        vy + w * ty + (z * tx - x * tz),
+        vz + w * tz + (x * ty - y * tx),
+    )
+
+
+def _multiply(left: tuple, right: tuple) -> tuple:
+    """Hamilton product of two quaternions given as float tuples."""
+    w1, x1, y1, z1 = left
+    w2, x2, y2, z2 = right
+    return (
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+    )
+
+
+# The quaternion and pose helpers below work on Python floats: for 4- and 7-vectors a
+# handful of float operations is several times cheaper than NumPy or MuJoCo calls.
+def compose_poses(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    r"""``wxyz_xyz`` of the composition :math:`T_1 T_2 = (R_1 R_2,\; R_1 t_2 + t_1)`."""
+    w, x, y, z, ax, ay, az = left.tolist()
+    values = right.tolist()
+    rx, ry, rz = _rotate(w, x, y, z, *values[4:])
+    return np.array([*_multiply((w, x, y, z), values[:4]), rx + ax, ry + ay, rz + az])
+
+
+def invert_pose(pose: np.ndarray) -> np.ndarray:
+    r"""``wxyz_xyz`` of :math:`T^{-1} = (R^T,\; -R^T t)`."""
+    w, x, y, z, tx, ty, tz = pose.tolist()
+    rx, ry, rz = _rotate(w, -x, -y, -z, tx, ty, tz)
+    return np.array([w, -x, -y, -z, -rx, -ry, -rz])
+
+
+def quat_multiply(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Hamilton product of two ``wxyz`` quaternions."""
+    return np.array(_multiply(left.tolist(), right.tolist()))
+
+
+def quat_rotate(wxyz: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``vector`` rotated by the unit quaternion ``wxyz``."""
+    return np.array(_rotate(*wxyz.tolist(), *np.asarray(vector, dtype=np.float64).tolist()))
+
+
+def quat_to_matrix(wxyz: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion, shape ``(3, 3)``."""
+    out = np.empty(9)
+    mujoco.mju_quat2Mat(out, wxyz)
+    return out.reshape(3, 3)

@@ -1,0 +1,68 @@
+r"""DoF freezing task: keep selected degrees of freedom still."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from posekit.ik.exceptions import TaskDefinitionError
+from posekit.ik.tasks.task import Residual, Task
+
+if TYPE_CHECKING:
+    from posekit.ik.configuration import Configuration
+
+
+def check_dof_indices(model: mujoco.MjModel, dof_indices: Sequence[int]) -> list[int]:
+    """Distinct integer DoF indices in ``[0, nv)``, or :class:`TaskDefinitionError`."""
+    try:
+        indices = list(dof_indices)
+    except TypeError:
+        raise TaskDefinitionError(
+            f"dof_indices must be a sequence of integers, got {dof_indices!r}"
+        ) from None
+    if not indices:
+        raise TaskDefinitionError("dof_indices must name at least one degree of freedom")
+    for index in indices:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TaskDefinitionError(f"dof index {index!r} is not an integer")
+        if not 0 <= index < model.nv:
+            raise TaskDefinitionError(f"dof index {index} is out of range [0, {model.nv})")
+    if len(set(indices)) != len(indices):
+        raise TaskDefinitionError(f"dof_indices has duplicates: {indices}")
+    return [int(index) for index in indices]
+
+
+class DofFreezingTask(Task):
+    r"""Freeze the DoFs :math:`S` at zero displacement: :math:`\Delta q_S = 0`.
+
+    .. math:: e(q) = 0 \in \mathbb{R}^{|S|}, \qquad J = I_{S,:},
+
+    the rows of the identity selecting the frozen DoFs. Meant as a hard
+    ``constraints=`` entry of :func:`solve_ik`; used as an objective it penalises the
+    frozen DoFs' displacement with unit cost.
+    """
+
+    def __init__(
+        self, model: mujoco.MjModel, dof_indices: Sequence[int], gain: float = 1.0
+    ) -> None:
+        self.dof_indices = check_dof_indices(model, dof_indices)
+        self.k = len(self.dof_indices)
+        super().__init__(cost=np.ones(self.k), gain=gain, lm_damping=0.0)
+        self.model = model
+        self._jacobian = np.zeros((self.k, model.nv))
+        self._jacobian[np.arange(self.k), self.dof_indices] = 1.0
+
+    def compute_error(self, configuration: Configuration) -> np.ndarray:
+        """Zero vector of shape ``(k,)``: velocity, not position, is constrained."""
+        return np.zeros(self.k)
+
+    def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
+        """Selection rows of the identity, shape ``(k, nv)``."""
+        return self._jacobian.copy()
+
+    def compute_qp_residual(self, configuration: Configuration) -> Residual:
+        """Constant residual ``(J, 0, 0)``."""
+        return self._jacobian, np.zeros(self.k), 0.0

@@ -1,0 +1,161 @@
+r"""Equality constraint task: drive MuJoCo equality constraints to zero residual."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import mujoco
+import numpy as np
+
+from posekit.ik.exceptions import InvalidConstraint, TaskDefinitionError
+from posekit.ik.tasks.task import Residual, Task
+from posekit.ik.tasks.validation import cost_vector
+
+if TYPE_CHECKING:
+    from posekit.ik.configuration import Configuration
+
+_SUPPORTED_TYPES = {
+    int(mujoco.mjtEq.mjEQ_CONNECT),
+    int(mujoco.mjtEq.mjEQ_WELD),
+    int(mujoco.mjtEq.mjEQ_JOINT),
+    int(mujoco.mjtEq.mjEQ_TENDON),
+}
+
+
+def _equality_names(model: mujoco.MjModel) -> list[str]:
+    return [
+        mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_EQUALITY, i) or f"#{i}"
+        for i in range(model.neq)
+    ]
+
+
+def resolve_equality_ids(model: mujoco.MjModel, equalities: Sequence[object] | None) -> list[int]:
+    """Ids of the named (or numbered) equalities; all of them when ``equalities`` is None."""
+    if model.neq == 0:
+        raise TaskDefinitionError("the model has no equality constraints to regulate")
+    if equalities is None:
+        ids = list(range(model.neq))
+    else:
+        if isinstance(equalities, (str, int)):
+            equalities = [equalities]
+        ids = []
+        for equality in equalities:
+            if isinstance(equality, str):
+                eq_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, equality)
+            elif isinstance(equality, (int, np.integer)) and not isinstance(equality, bool):
+                eq_id = int(equality) if 0 <= int(equality) < model.neq else -1
+            else:
+                eq_id = -1
+            if eq_id < 0:
+                raise InvalidConstraint(
+                    f"unknown equality constraint {equality!r}; the model has "
+                    f"{', '.join(_equality_names(model))} (ids 0..{model.neq - 1})"
+                )
+            if eq_id in ids:
+                raise TaskDefinitionError(f"equality constraint {equality!r} is listed twice")
+            ids.append(eq_id)
+        if not ids:
+            raise TaskDefinitionError("equalities must name at least one equality constraint")
+    for eq_id in ids:
+        name = _equality_names(model)[eq_id]
+        if not model.eq_active0[eq_id]:
+            raise InvalidConstraint(f"equality constraint {name!r} is not active in the model")
+        if int(model.eq_type[eq_id]) not in _SUPPORTED_TYPES:
+            raise InvalidConstraint(
+                f"equality constraint {name!r} has an unsupported type "
+                f"{mujoco.mjtEq(model.eq_type[eq_id]).name}; supported: connect, weld, joint, "
+                "tendon"
+            )
+    return ids
+
+
+def equality_rows(configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ids, residuals, jacobian)`` of every equality-constraint row MuJoCo instantiated.
+
+    ``ids[i]`` is the equality id of row ``i``; residuals are ``efc_pos`` and the
+    Jacobian is ``efc_J`` made dense, shape ``(rows, nv)``.
+    """
+    configuration.update_constraints()
+    model, data = configuration.model, configuration.data
+    rows = np.flatnonzero(data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+    ids = data.efc_id[rows]
+    residuals = data.efc_pos[rows]
+    jacobian = np.zeros((rows.size, model.nv))
+    if mujoco.mj_isSparse(model):
+        for out_row, row in enumerate(rows):
+            start = data.efc_J_rowadr[row]
+            stop = start + data.efc_J_rownnz[row]
+            jacobian[out_row, data.efc_J_colind[start:stop]] = data.efc_J[start:stop]
+    else:
+        jacobian[:] = data.efc_J.reshape(-1, model.nv)[rows] if rows.size else jacobian
+    return ids, residuals, jacobian
+
+
+class EqualityConstraintTask(Task):
+    r"""Regulate the residual :math:`r(q)` of MuJoCo equality constraints toward zero.
+
+    .. math:: e(q) = r(q), \qquad J(q) = \partial r / \partial q,
+
+    read from MuJoCo's constraint rows (``efc_pos``, ``efc_J``): 3 rows per connect,
+    6 per weld ([m] then [rad]), 1 per joint or tendon coupling. Only the selected
+    equalities that are active in ``data.eq_active`` contribute rows.
+
+    Args:
+        model: The MuJoCo model.
+        cost: A scalar for every equality, or one cost per selected equality.
+        equalities: Equality names or ids; all equalities of the model when None.
+        gain: Task gain in [0, 1].
+        lm_damping: Levenberg-Marquardt damping >= 0.
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        cost: object,
+        equalities: Sequence[int | str] | None = None,
+        gain: float = 1.0,
+        lm_damping: float = 0.0,
+    ) -> None:
+        self.model = model
+        self.equalities = equalities
+        self._eq_ids = resolve_equality_ids(model, equalities)
+        super().__init__(cost=np.zeros(len(self._eq_ids)), gain=gain, lm_damping=lm_damping)
+        self._cost_by_eq = np.zeros(model.neq)
+        self._selected = np.zeros(model.neq, dtype=bool)
+        self._selected[self._eq_ids] = True
+        self.set_cost(cost)
+
+    def set_cost(self, cost: object) -> None:
+        """Set the cost: a scalar, or one value per selected equality (in the given order)."""
+        self.cost = cost_vector(cost, len(self._eq_ids), "cost")
+        self._cost_by_eq[:] = 0.0
+        self._cost_by_eq[self._eq_ids] = self.cost
+
+    def _rows(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ids, residuals, jacobian = equality_rows(configuration)
+        keep = self._selected[ids]
+        return ids[keep], residuals[keep], jacobian[keep]
+
+    def compute_error(self, configuration: Configuration) -> np.ndarray:
+        """Constraint residuals of the active selected equalities."""
+        return self._rows(configuration)[1]
+
+    def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
+        """Constraint Jacobian rows of the active selected equalities, shape ``(rows, nv)``."""
+        return self._rows(configuration)[2]
+
+    def compute_qp_residual(self, configuration: Configuration) -> Residual:
+        """Weighted residual with each row weighted by its equality's cost."""
+        ids, residuals, jacobian = self._rows(configuration)
+        cost = self._cost_by_eq[ids]
+        weighted_error = (-self.gain) * cost * residuals
+        mu = self.lm_damping * float(weighted_error @ weighted_error)
+        return cost[:, None] * jacobian, weighted_error, mu
+
+    def compute_constraint_rows(
+        self, configuration: Configuration
+    ) -> tuple[np.ndarray, np.ndarray]:
+        r"""Hard rows :math:`J \Delta q = -\alpha r(q)` of the active selected equalities."""
+        _, residuals, jacobian = self._rows(configuration)
+        return jacobian, (-self.gain) * residuals

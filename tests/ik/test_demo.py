@@ -1,0 +1,13 @@
+"""The run command's demo converges on the built-in arm."""
+
+from __future__ import annotations
+
+import itertools
+
+from posekit.demo import run_demo
+
+
+def test_demo_converges_monotonically() -> None:
+    errors = run_demo(steps=20)
+    assert errors[-1] < 1e-3
+    assert all(later <= earlier + 1e-12 for earlier, later in itertools.pairwise(errors))
