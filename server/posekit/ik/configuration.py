@@ -28,7 +28,7 @@ def as_vector(value: object, size: int, what: str) -> np.ndarray:
         raise InvalidConfigurationVector(
             f"{what} must have shape ({size},), got shape {vector.shape}"
         )
-    if not np.all(np.isfinite(vector)):
+    if not np.isfinite(vector).all():
         raise InvalidConfigurationVector(f"{what} must be finite, got {vector.tolist()}")
     return vector
 
@@ -45,8 +45,9 @@ class Configuration:
     def __init__(self, model: mujoco.MjModel, q: np.ndarray | None = None) -> None:
         self.model = model
         self.data = mujoco.MjData(model)
-        self._jacp = np.zeros((3, model.nv))
-        self._jacr = np.zeros((3, model.nv))
+        self._world_jacobian = np.zeros((6, model.nv))
+        self._jacp = self._world_jacobian[:3]
+        self._jacr = self._world_jacobian[3:]
         self._constraints_stale = True
         self._scalar_limits = _scalar_joint_limits(model)
         self._ball_limits = _ball_joint_limits(model)
@@ -138,6 +139,15 @@ class Configuration:
         np.matmul(rotation.T, self._jacr, out=jacobian[3:])
         return jacobian
 
+    def frame_world_jacobian_by_id(self, frame_id: int, frame_type: str) -> np.ndarray:
+        """World-frame Jacobian ``[J_p; J_r]`` of a frame's origin, shape ``(6, nv)``.
+
+        The array is a buffer owned by the configuration, overwritten by the next
+        Jacobian query: copy it to keep it.
+        """
+        FRAME_TO_JAC_FUNC[frame_type](self.model, self.data, self._jacp, self._jacr, frame_id)
+        return self._world_jacobian
+
     def frame_rotation_by_id(self, frame_id: int, frame_type: str) -> np.ndarray:
         """Rotation matrix of a frame in the world, shape ``(3, 3)`` (a view)."""
         data = self.data
@@ -198,10 +208,11 @@ class Configuration:
 
     def integrate_inplace(self, velocity: np.ndarray, dt: float) -> None:
         """Integrate ``velocity`` over ``dt`` into the current configuration, then update."""
-        mujoco.mj_integratePos(
-            self.model, self.data.qpos, as_vector(velocity, self.model.nv, "velocity"), dt
-        )
-        self.update()
+        velocity = as_vector(velocity, self.model.nv, "velocity")
+        mujoco.mj_integratePos(self.model, self.data.qpos, velocity, dt)
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_comPos(self.model, self.data)
+        self._constraints_stale = True
 
     # --------------------------------------------------------------- dynamics
     def get_inertia_matrix(self) -> np.ndarray:

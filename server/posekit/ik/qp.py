@@ -11,6 +11,7 @@ other solver name goes through ``qpsolvers`` with the bounds folded into ``G``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import daqp
@@ -80,9 +81,26 @@ class QuadraticProgram:
 
     def _solve_daqp(self, **settings: object) -> np.ndarray:
         nv = self.H.shape[0]
+        if self.G is None and self.A is None:  # only simple bounds, if any: nothing to stack
+            constraint_matrix = _no_rows(nv)
+            lower, upper = self.bounds if self.bounds is not None else (_EMPTY, _EMPTY)
+            sense = _inequality_sense(upper.shape[0])
+        else:
+            constraint_matrix, upper, lower, sense = self._daqp_constraints(nv)
+        x, _, exitflag, _ = daqp.solve(
+            self.H, self.c, constraint_matrix, upper, lower, sense, **settings
+        )
+        if exitflag < 1 or not np.isfinite(x).all():
+            raise NoSolutionFound(
+                "daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}")
+            )
+        return x
+
+    def _daqp_constraints(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """daqp's stacked ``(A, bupper, blower, sense)``: simple bounds first, then G, then A."""
         blocks = [m for m in (self.G, self.A) if m is not None]
-        constraint_matrix = (
-            np.vstack(blocks) if len(blocks) > 1 else (blocks[0] if blocks else np.zeros((0, nv)))
+        constraint_matrix = np.ascontiguousarray(
+            np.vstack(blocks) if len(blocks) > 1 else blocks[0]
         )
         upper_parts, lower_parts = [], []
         if self.bounds is not None:
@@ -94,19 +112,24 @@ class QuadraticProgram:
         if self.A is not None:
             upper_parts.append(self.b)
             lower_parts.append(self.b)
-        if upper_parts:
-            upper = np.concatenate(upper_parts)
-            lower = np.concatenate(lower_parts)
-        else:
-            upper = lower = np.zeros(0)
+        upper = np.concatenate(upper_parts)
+        lower = np.concatenate(lower_parts)
         sense = np.zeros(upper.shape[0], dtype=np.intc)
         if self.A is not None:
             sense[upper.shape[0] - self.A.shape[0] :] = _DAQP_EQUALITY
-        x, _, exitflag, _ = daqp.solve(
-            self.H, self.c, np.ascontiguousarray(constraint_matrix), upper, lower, sense, **settings
-        )
-        if exitflag < 1 or not np.all(np.isfinite(x)):
-            raise NoSolutionFound(
-                "daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}")
-            )
-        return x
+        return constraint_matrix, upper, lower, sense
+
+
+_EMPTY = np.zeros(0)
+
+
+@functools.cache
+def _no_rows(nv: int) -> np.ndarray:
+    """An empty ``(0, nv)`` constraint matrix (shared, never written)."""
+    return np.zeros((0, nv))
+
+
+@functools.cache
+def _inequality_sense(count: int) -> np.ndarray:
+    """daqp's ``sense`` for ``count`` inequalities (shared, never written)."""
+    return np.zeros(count, dtype=np.intc)

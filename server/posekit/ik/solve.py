@@ -7,6 +7,10 @@ All tasks with a residual form are stacked into one weighted residual
 
 with :math:`\delta` the global ``damping``, :math:`\mu_i` the tasks' Levenberg-Marquardt
 terms and :math:`(H_j, c_j)` the dense objectives of tasks without residual form.
+Tasks whose weighted Jacobian is diagonal (posture, damping) expose
+``diagonal_residual`` (the diagonal :math:`w` instead of :math:`\mathrm{diag}(w)`): they
+add :math:`w^2` to the diagonal of :math:`H` and :math:`-w \odot e_w` to :math:`c`, the
+same numbers without :math:`n_v` extra rows in :math:`W`.
 Limits contribute :math:`G \Delta q \le h` (or simple bounds), and tasks passed as
 ``constraints`` the equalities :math:`J \Delta q = -\alpha e`. The solution
 :math:`\Delta q` is returned as the velocity :math:`v = \Delta q / \Delta t`.
@@ -54,12 +58,21 @@ def assemble_qp(
 ) -> QuadraticProgram:
     """The QP of one IK step (see the module docstring)."""
     _check_settings(dt, damping)
-    nv = configuration.nv
+    nv = configuration.model.nv
     jacobians: list[np.ndarray] = []
     errors: list[np.ndarray] = []
-    diagonal = damping
+    diagonal_weights: list[np.ndarray] = []
+    diagonal_errors: list[np.ndarray] = []
+    shift = damping
     dense = []
     for task in tasks:
+        diagonal = getattr(task, "diagonal_residual", None)
+        if diagonal is not None:
+            weights, weighted_error, mu = diagonal(configuration)
+            diagonal_weights.append(weights)
+            diagonal_errors.append(weighted_error)
+            shift += mu
+            continue
         residual = task.compute_qp_residual(configuration)
         if residual is None:
             dense.append(task.compute_qp_objective(configuration))
@@ -67,19 +80,24 @@ def assemble_qp(
         weighted_jacobian, weighted_error, mu = residual
         jacobians.append(weighted_jacobian)
         errors.append(weighted_error)
-        diagonal += mu
+        shift += mu
     if jacobians:
         W = jacobians[0] if len(jacobians) == 1 else np.concatenate(jacobians)
         E = errors[0] if len(errors) == 1 else np.concatenate(errors)
         H = W.T @ W
-        c = -(W.T @ E)
+        c = W.T @ E
+        c *= -1.0
     else:
         H = np.zeros((nv, nv))
         c = np.zeros(nv)
+    diagonal_of_H = H.reshape(-1)[:: nv + 1]  # a view: writes go into H
+    for weights, weighted_error in zip(diagonal_weights, diagonal_errors, strict=True):
+        diagonal_of_H += weights * weights
+        c -= weights * weighted_error
     for objective in dense:
         H += objective.H
         c += objective.c
-    H.flat[:: nv + 1] += diagonal
+    diagonal_of_H += shift
 
     qp = QuadraticProgram(H, c)
     _add_limits(qp, configuration, dt, _default_limits(configuration) if limits is None else limits)

@@ -157,25 +157,15 @@ def se3_log(wxyz_xyz: np.ndarray) -> np.ndarray:
     return tangent
 
 
-def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""The logarithm :math:`\xi = (\rho, \theta) = \log(T)` and :math:`J_{\log}(T) = J_r^{-1}(\xi)`.
+def se3_log_jlog_floats(
+    w: float, x: float, y: float, z: float, tx: float, ty: float, tz: float
+) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    r"""Scalar core of :func:`se3_log_and_jlog` for the pose ``(w, x, y, z, tx, ty, tz)``.
 
-    With :math:`T = [\theta]_\times`, :math:`\phi = \|\theta\|` and the coefficients of
-    :func:`so3_inverse_jacobian_coefficient` (:math:`c_i`) and :func:`se3_q_matrix`
-    (:math:`b, c, d`):
-
-    .. math::
-
-        \rho = J_l^{-1}(\theta)\, t, \qquad
-        J_r^{-1}(\xi) = \begin{bmatrix} M & -M Q(-\rho, -\theta) M \\ 0 & M \end{bmatrix},
-        \quad M = J_r^{-1}(\theta) = I + \tfrac12 T + c_i T^2.
-
-    :math:`Q(-\rho, -\theta)` is expanded with :math:`[a]_\times [b]_\times = b a^T - (a \cdot b) I`
-    into outer products, and everything is evaluated on Python floats: this is the hot
-    path of the frame tasks, where a dozen small NumPy calls would cost several times
-    more than the arithmetic.
+    Returns the tangent :math:`(\rho, \theta)` and the blocks :math:`M` and
+    :math:`-M Q(-\rho, -\theta) M` of :math:`J_{\log}`, each 3×3 block as 9 floats in
+    row-major order.
     """
-    w, x, y, z, tx, ty, tz = wxyz_xyz.tolist()
     nu2 = x * x + y * y + z * z
     nu = math.sqrt(nu2)
     if nu < 1e-12:
@@ -224,9 +214,9 @@ def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     g = b * s - 3.0 * c * s  # coefficient of [a]x
     e = -2.0 * b * s + 2.0 * d * s * phi2  # coefficient of I
     f = -2.0 * d * s  # coefficient of a a^T
-    q00 = b * 2 * rx * ax + c * (-ax * ux + ux * ax) + f * ax * ax + e
-    q11 = b * 2 * ry * ay + c * (-ay * uy + uy * ay) + f * ay * ay + e
-    q22 = b * 2 * rz * az + c * (-az * uz + uz * az) + f * az * az + e
+    q00 = 2.0 * b * rx * ax + f * ax * ax + e
+    q11 = 2.0 * b * ry * ay + f * ay * ay + e
+    q22 = 2.0 * b * rz * az + f * az * az + e
     q01 = b * (rx * ay + ax * ry) + c * (-ax * uy + ux * ay) + f * ax * ay - h * rz - g * az
     q10 = b * (ry * ax + ay * rx) + c * (-ay * ux + uy * ax) + f * ay * ax + h * rz + g * az
     q02 = b * (rx * az + ax * rz) + c * (-ax * uz + ux * az) + f * ax * az + h * ry + g * ay
@@ -253,17 +243,43 @@ def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n20 = -(p20 * m00 + p21 * m10 + p22 * m20)
     n21 = -(p20 * m01 + p21 * m11 + p22 * m21)
     n22 = -(p20 * m02 + p21 * m12 + p22 * m22)
+    return (
+        (rx, ry, rz, ax, ay, az),
+        (m00, m01, m02, m10, m11, m12, m20, m21, m22),
+        (n00, n01, n02, n10, n11, n12, n20, n21, n22),
+    )
+
+
+def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The logarithm :math:`\xi = (\rho, \theta) = \log(T)` and :math:`J_{\log}(T) = J_r^{-1}(\xi)`.
+
+    With :math:`T = [\theta]_\times`, :math:`\phi = \|\theta\|` and the coefficients of
+    :func:`so3_inverse_jacobian_coefficient` (:math:`c_i`) and :func:`se3_q_matrix`
+    (:math:`b, c, d`):
+
+    .. math::
+
+        \rho = J_l^{-1}(\theta)\, t, \qquad
+        J_r^{-1}(\xi) = \begin{bmatrix} M & -M Q(-\rho, -\theta) M \\ 0 & M \end{bmatrix},
+        \quad M = J_r^{-1}(\theta) = I + \tfrac12 T + c_i T^2.
+
+    :math:`Q(-\rho, -\theta)` is expanded with :math:`[a]_\times [b]_\times = b a^T - (a \cdot b) I`
+    into outer products, and everything is evaluated on Python floats: this is the hot
+    path of the frame tasks, where a dozen small NumPy calls would cost several times
+    more than the arithmetic.
+    """
+    tangent, m, n = se3_log_jlog_floats(*wxyz_xyz.tolist())
     jlog = np.array(
         [
-            [m00, m01, m02, n00, n01, n02],
-            [m10, m11, m12, n10, n11, n12],
-            [m20, m21, m22, n20, n21, n22],
-            [0.0, 0.0, 0.0, m00, m01, m02],
-            [0.0, 0.0, 0.0, m10, m11, m12],
-            [0.0, 0.0, 0.0, m20, m21, m22],
+            [m[0], m[1], m[2], n[0], n[1], n[2]],
+            [m[3], m[4], m[5], n[3], n[4], n[5]],
+            [m[6], m[7], m[8], n[6], n[7], n[8]],
+            [0.0, 0.0, 0.0, m[0], m[1], m[2]],
+            [0.0, 0.0, 0.0, m[3], m[4], m[5]],
+            [0.0, 0.0, 0.0, m[6], m[7], m[8]],
         ]
     )
-    return np.array([rx, ry, rz, ax, ay, az]), jlog
+    return np.array(tangent), jlog
 
 
 def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple:

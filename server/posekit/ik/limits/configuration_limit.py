@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
 
 
+_NO_ROWS = Constraint()
+
+
 class ConfigurationLimit(Limit):
     r"""Inequalities that keep :math:`q \oplus \Delta q` within the joint ranges.
 
@@ -54,6 +57,13 @@ class ConfigurationLimit(Limit):
         self.lower = model.jnt_range[joints, 0] + self.min_distance_from_limits
         self.upper = model.jnt_range[joints, 1] - self.min_distance_from_limits
         self.projection_matrix = np.eye(model.nv)[self.indices]
+        # Per-DoF views: the limited coordinates' qpos address and range, ±inf elsewhere.
+        self._dof_qpos_adr = np.zeros(model.nv, dtype=int)
+        self._dof_qpos_adr[self.indices] = self._qpos_adr
+        self._dof_upper = np.full(model.nv, np.inf)
+        self._dof_lower = np.full(model.nv, -np.inf)
+        self._dof_upper[self.indices] = self.upper
+        self._dof_lower[self.indices] = self.lower
         self._balls = [
             (int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j]), float(model.jnt_range[j, 1]))
             for j in range(model.njnt)
@@ -64,14 +74,13 @@ class ConfigurationLimit(Limit):
         self, configuration: Configuration, dt: float
     ) -> tuple[Bounds | None, Constraint]:
         """Hinge and slide limits as simple bounds; ball-joint limits as rows."""
-        nv = self.model.nv
         qpos = configuration.data.qpos
-        values = qpos[self._qpos_adr]
-        upper = np.full(nv, np.inf)
-        lower = np.full(nv, -np.inf)
-        upper[self.indices] = self.gain * (self.upper - values)
-        lower[self.indices] = self.gain * (self.lower - values)
-        return Bounds(lower, upper), self._ball_rows(qpos)
+        values = qpos.take(self._dof_qpos_adr)
+        upper = self._dof_upper - values
+        upper *= self.gain
+        lower = self._dof_lower - values
+        lower *= self.gain
+        return Bounds(lower, upper), self._ball_rows(qpos) if self._balls else _NO_ROWS
 
     def _ball_rows(self, qpos: np.ndarray) -> Constraint:
         rows, bounds = [], []

@@ -36,6 +36,9 @@ def positive_speeds(value: object, size: int, what: str) -> np.ndarray:
     return array
 
 
+_NO_ROWS = Constraint()
+
+
 class BoxVelocityLimit(Limit):
     r"""Per-coordinate bounds :math:`-v_{\max} \Delta t \le \Delta q_i \le v_{\max} \Delta t`."""
 
@@ -44,14 +47,18 @@ class BoxVelocityLimit(Limit):
         self.indices = indices.astype(int)
         self.limit = limit
         self.projection_matrix = np.eye(model.nv)[self.indices]
+        self._cached: tuple[float, Bounds] | None = None
 
     def compute_qp_bounds_and_rows(
         self, configuration: Configuration, dt: float
     ) -> tuple[Bounds | None, Constraint]:
-        """The limit as simple bounds over the velocity coordinates."""
-        upper = np.full(self.model.nv, np.inf)
-        upper[self.indices] = self.limit * dt
-        return Bounds(-upper, upper), Constraint()
+        """The limit as simple bounds over the velocity coordinates (cached per ``dt``)."""
+        cached = self._cached
+        if cached is None or cached[0] != dt:
+            upper = np.full(self.model.nv, np.inf)
+            upper[self.indices] = self.limit * dt
+            cached = self._cached = (dt, Bounds(-upper, upper))
+        return cached[1], _NO_ROWS
 
     def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:
         r"""Rows :math:`[P; -P] \Delta q \le [v_{\max} \Delta t; v_{\max} \Delta t]`."""

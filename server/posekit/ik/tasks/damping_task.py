@@ -49,3 +49,7 @@ class DampingTask(Task):
     def compute_qp_residual(self, configuration: Configuration) -> Residual:
         r"""Constant residual :math:`(\Lambda, 0, 0)`."""
         return self._weighted_jacobian, np.zeros(self.model.nv), 0.0
+
+    def diagonal_residual(self, configuration: Configuration) -> Residual:
+        r"""The residual with :math:`\Lambda` given by its diagonal :math:`\lambda`."""
+        return self.cost, np.zeros(self.model.nv), 0.0

@@ -9,7 +9,7 @@ import numpy as np
 
 from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.lie import SE3
-from posekit.ik.lie.utils import compose_poses, se3_log_and_jlog
+from posekit.ik.tasks.frame_residual import frame_error_and_map, rotation_from_quat
 from posekit.ik.tasks.frame_resolution import FrameRef
 from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
 from posekit.ik.tasks.validation import cost_vector
@@ -68,7 +68,7 @@ class FrameTask(Task):
         self.frame_name = frame_name
         self.frame_type = frame_type
         self._target: SE3 | None = None
-        self._world_to_target: np.ndarray | None = None
+        self._target_floats: tuple[tuple[float, ...], tuple[float, ...]] | None = None
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -93,35 +93,45 @@ class FrameTask(Task):
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
         target = check_pose_target(transform_target_to_world, "transform_target_to_world")
         self._target = target
-        self._world_to_target = target.inverse().wxyz_xyz
+        w, x, y, z, *position = target.wxyz_xyz.tolist()
+        self._target_floats = (rotation_from_quat(w, x, y, z), tuple(position))
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the frame's current pose."""
         frame_id = self._frame.id_in(configuration.model)
         self.set_target(SE3(configuration.frame_pose_by_id(frame_id, self.frame_type)))
 
-    def _error_and_jacobian(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
-        world_to_target = self._world_to_target
-        if world_to_target is None:
+    def _error_and_map(
+        self, configuration: Configuration
+    ) -> tuple[tuple[float, ...], list[float], np.ndarray]:
+        r"""Error, 6×6 map and world Jacobian buffer, with :math:`J = L\,[J_p; J_r]`."""
+        target = self._target_floats
+        if target is None:
             raise TargetNotSet(type(self).__name__)
         frame_id = self._frame.id_in(configuration.model)
-        frame_to_world = configuration.frame_pose_by_id(frame_id, self.frame_type)
-        log_tb, jlog_tb = se3_log_and_jlog(compose_poses(world_to_target, frame_to_world))
-        jacobian = configuration.frame_jacobian_by_id(frame_id, self.frame_type)
-        np.negative(log_tb, out=log_tb)
-        return log_tb, jlog_tb @ jacobian.__neg__()
+        rotation = configuration.frame_rotation_by_id(frame_id, self.frame_type).ravel().tolist()
+        position = configuration.frame_position_by_id(frame_id, self.frame_type).tolist()
+        error, jacobian_map = frame_error_and_map(*target, rotation, position)
+        world_jacobian = configuration.frame_world_jacobian_by_id(frame_id, self.frame_type)
+        return error, jacobian_map, world_jacobian
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         r"""Body twist :math:`e = \log(T_{bt})`, shape ``(6,)``."""
-        return self._error_and_jacobian(configuration)[0]
+        return np.array(self._error_and_map(configuration)[0])
 
     def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
         r"""Task Jacobian :math:`-J_{\log}(T_{tb})\,{}_bJ_b`, shape ``(6, nv)``."""
-        return self._error_and_jacobian(configuration)[1]
+        _, jacobian_map, world_jacobian = self._error_and_map(configuration)
+        return np.array(jacobian_map).reshape(6, 6) @ world_jacobian
 
     def compute_qp_residual(self, configuration: Configuration) -> Residual:
-        """Weighted residual, computing the pose once for error and Jacobian."""
-        return self.weighted_residual(*self._error_and_jacobian(configuration))
+        """Weighted residual: the cost scales the map before the single product with ``[J_p; J_r]``."""
+        error, jacobian_map, world_jacobian = self._error_and_map(configuration)
+        cost = self.cost
+        weighted_jacobian = (cost[:, None] * np.array(jacobian_map).reshape(6, 6)) @ world_jacobian
+        weighted_error = (-self.gain) * cost * np.array(error)
+        mu = self.lm_damping * float(weighted_error @ weighted_error) if self.lm_damping else 0.0
+        return weighted_jacobian, weighted_error, mu
 
     def compute_qp_objective(self, configuration: Configuration) -> Objective:
         """QP objective, computing the pose once for error and Jacobian."""

@@ -37,6 +37,7 @@ class PostureTask(Task):
         _, free_dofs = get_freejoint_dims(model)
         self._controlled = np.ones(model.nv, dtype=bool)
         self._controlled[free_dofs] = False
+        self._controlled_float = self._controlled.astype(np.float64)
         self._error = np.zeros(model.nv)
         self.set_cost(cost)
 
@@ -59,7 +60,7 @@ class PostureTask(Task):
             raise TargetNotSet(type(self).__name__)
         error = np.empty(self.model.nv)
         mujoco.mj_differentiatePos(self.model, error, 1.0, self.target_q, configuration.data.qpos)
-        error *= self._controlled
+        error *= self._controlled_float
         return error
 
     def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
@@ -68,7 +69,13 @@ class PostureTask(Task):
 
     def compute_qp_residual(self, configuration: Configuration) -> Residual:
         r"""Weighted residual with the constant :math:`W = \mathrm{diag}(w)` reused."""
-        error = self.compute_error(configuration)
-        weighted_error = (-self.gain) * self.cost * error
-        mu = self.lm_damping * float(weighted_error @ weighted_error)
+        _, weighted_error, mu = self.diagonal_residual(configuration)
         return self._weighted_jacobian, weighted_error, mu
+
+    def diagonal_residual(self, configuration: Configuration) -> Residual:
+        r"""The residual with :math:`W = \mathrm{diag}(w)` given by its diagonal :math:`w`."""
+        weighted_error = self.compute_error(configuration)
+        weighted_error *= self.cost
+        weighted_error *= -self.gain
+        mu = self.lm_damping * float(weighted_error @ weighted_error) if self.lm_damping else 0.0
+        return self.cost, weighted_error, mu

@@ -1,0 +1,120 @@
+r"""The frame-task error and Jacobian map on Python floats (the hot path of every IK step).
+
+For a frame :math:`b` with world pose :math:`(R_b, p_b)` and a target :math:`(R_t, p_t)`,
+
+.. math::
+
+    T_{tb} = T_{0t}^{-1} T_{0b} = (R_t^T R_b,\; R_t^T (p_b - p_t)), \qquad
+    e = \log(T_{bt}) = -\log(T_{tb}),
+
+and the task Jacobian is :math:`J = -J_{\log}(T_{tb})\,{}_bJ_b` with the body Jacobian
+:math:`{}_bJ_b = \mathrm{diag}(R_b^T, R_b^T)\,[J_p; J_r]` of MuJoCo's world-frame
+translational and rotational Jacobians. This module returns :math:`e` and the 6×6 map
+:math:`L = -J_{\log}(T_{tb})\,\mathrm{diag}(R_b^T, R_b^T)`, so that :math:`J = L\,[J_p; J_r]`
+costs a single matrix product. Everything here is a few hundred float operations,
+several times cheaper in Python than the equivalent dozen small NumPy calls.
+"""
+
+from __future__ import annotations
+
+import math
+
+from posekit.ik.lie.utils import se3_log_jlog_floats
+
+Floats = tuple[float, ...]
+
+
+def quat_from_rotation(r: Floats) -> Floats:
+    """Unit quaternion ``(w, x, y, z)`` of a row-major rotation matrix (Shepperd's method)."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
+    trace = r00 + r11 + r22
+    if trace > 0.0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        return 0.25 * s, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s
+    if r00 >= r11 and r00 >= r22:
+        s = 2.0 * math.sqrt(1.0 + r00 - r11 - r22)
+        return (r21 - r12) / s, 0.25 * s, (r01 + r10) / s, (r02 + r20) / s
+    if r11 >= r22:
+        s = 2.0 * math.sqrt(1.0 + r11 - r00 - r22)
+        return (r02 - r20) / s, (r01 + r10) / s, 0.25 * s, (r12 + r21) / s
+    s = 2.0 * math.sqrt(1.0 + r22 - r00 - r11)
+    return (r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, 0.25 * s
+
+
+def rotation_from_quat(w: float, x: float, y: float, z: float) -> Floats:
+    """Row-major rotation matrix of a unit quaternion."""
+    return (
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - w * z),
+        2.0 * (x * z + w * y),
+        2.0 * (x * y + w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - w * x),
+        2.0 * (x * z - w * y),
+        2.0 * (y * z + w * x),
+        1.0 - 2.0 * (x * x + y * y),
+    )
+
+
+def frame_error_and_map(
+    target_rotation: Floats, target_position: Floats, rotation: Floats, position: Floats
+) -> tuple[Floats, list[float]]:
+    r"""The error :math:`e = \log(T_{bt})` (6 floats) and the map :math:`L` (36 floats, row-major).
+
+    Args:
+        target_rotation: :math:`R_t`, row-major.
+        target_position: :math:`p_t` [m].
+        rotation: :math:`R_b`, row-major (MuJoCo's ``xmat`` layout).
+        position: :math:`p_b` [m].
+    """
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = target_rotation
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = rotation
+    # R_tb = R_t^T R_b
+    r00 = a00 * b00 + a10 * b10 + a20 * b20
+    r01 = a00 * b01 + a10 * b11 + a20 * b21
+    r02 = a00 * b02 + a10 * b12 + a20 * b22
+    r10 = a01 * b00 + a11 * b10 + a21 * b20
+    r11 = a01 * b01 + a11 * b11 + a21 * b21
+    r12 = a01 * b02 + a11 * b12 + a21 * b22
+    r20 = a02 * b00 + a12 * b10 + a22 * b20
+    r21 = a02 * b01 + a12 * b11 + a22 * b21
+    r22 = a02 * b02 + a12 * b12 + a22 * b22
+    dx = position[0] - target_position[0]
+    dy = position[1] - target_position[1]
+    dz = position[2] - target_position[2]
+    tx = a00 * dx + a10 * dy + a20 * dz
+    ty = a01 * dx + a11 * dy + a21 * dz
+    tz = a02 * dx + a12 * dy + a22 * dz
+    w, x, y, z = quat_from_rotation((r00, r01, r02, r10, r11, r12, r20, r21, r22))
+    tangent, m, n = se3_log_jlog_floats(w, x, y, z, tx, ty, tz)
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
+    n00, n01, n02, n10, n11, n12, n20, n21, n22 = n
+    # -M R_b^T and -N R_b^T: entry (i, j) = -sum_k X_ik R_b[j][k]
+    mr00 = -(m00 * b00 + m01 * b01 + m02 * b02)
+    mr01 = -(m00 * b10 + m01 * b11 + m02 * b12)
+    mr02 = -(m00 * b20 + m01 * b21 + m02 * b22)
+    mr10 = -(m10 * b00 + m11 * b01 + m12 * b02)
+    mr11 = -(m10 * b10 + m11 * b11 + m12 * b12)
+    mr12 = -(m10 * b20 + m11 * b21 + m12 * b22)
+    mr20 = -(m20 * b00 + m21 * b01 + m22 * b02)
+    mr21 = -(m20 * b10 + m21 * b11 + m22 * b12)
+    mr22 = -(m20 * b20 + m21 * b21 + m22 * b22)
+    nr00 = -(n00 * b00 + n01 * b01 + n02 * b02)
+    nr01 = -(n00 * b10 + n01 * b11 + n02 * b12)
+    nr02 = -(n00 * b20 + n01 * b21 + n02 * b22)
+    nr10 = -(n10 * b00 + n11 * b01 + n12 * b02)
+    nr11 = -(n10 * b10 + n11 * b11 + n12 * b12)
+    nr12 = -(n10 * b20 + n11 * b21 + n12 * b22)
+    nr20 = -(n20 * b00 + n21 * b01 + n22 * b02)
+    nr21 = -(n20 * b10 + n21 * b11 + n22 * b12)
+    nr22 = -(n20 * b20 + n21 * b21 + n22 * b22)
+    error = tuple(-value for value in tangent)
+    jacobian_map = [
+        mr00, mr01, mr02, nr00, nr01, nr02,
+        mr10, mr11, mr12, nr10, nr11, nr12,
+        mr20, mr21, mr22, nr20, nr21, nr22,
+        0.0, 0.0, 0.0, mr00, mr01, mr02,
+        0.0, 0.0, 0.0, mr10, mr11, mr12,
+        0.0, 0.0, 0.0, mr20, mr21, mr22,
+    ]  # fmt: skip
+    return error, jacobian_map
