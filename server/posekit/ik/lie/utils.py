@@ -162,9 +162,9 @@ def se3_log_jlog_floats(
 ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
     r"""Scalar core of :func:`se3_log_and_jlog` for the pose ``(w, x, y, z, tx, ty, tz)``.
 
-    Returns the tangent :math:`(\rho, \theta)` and the blocks :math:`M` and
-    :math:`-M Q(-\rho, -\theta) M` of :math:`J_{\log}`, each 3×3 block as 9 floats in
-    row-major order.
+    Returns the tangent :math:`(\rho, \theta)`, the block :math:`M` of :math:`J_{\log}`
+    and :math:`P = M Q(-\rho, -\theta)`, whose product :math:`-P M` is the top-right
+    block; each 3×3 matrix as 9 floats in row-major order.
     """
     nu2 = x * x + y * y + z * z
     nu = math.sqrt(nu2)
@@ -233,20 +233,10 @@ def se3_log_jlog_floats(
     p20 = m20 * q00 + m21 * q10 + m22 * q20
     p21 = m20 * q01 + m21 * q11 + m22 * q21
     p22 = m20 * q02 + m21 * q12 + m22 * q22
-    # -P M
-    n00 = -(p00 * m00 + p01 * m10 + p02 * m20)
-    n01 = -(p00 * m01 + p01 * m11 + p02 * m21)
-    n02 = -(p00 * m02 + p01 * m12 + p02 * m22)
-    n10 = -(p10 * m00 + p11 * m10 + p12 * m20)
-    n11 = -(p10 * m01 + p11 * m11 + p12 * m21)
-    n12 = -(p10 * m02 + p11 * m12 + p12 * m22)
-    n20 = -(p20 * m00 + p21 * m10 + p22 * m20)
-    n21 = -(p20 * m01 + p21 * m11 + p22 * m21)
-    n22 = -(p20 * m02 + p21 * m12 + p22 * m22)
     return (
         (rx, ry, rz, ax, ay, az),
         (m00, m01, m02, m10, m11, m12, m20, m21, m22),
-        (n00, n01, n02, n10, n11, n12, n20, n21, n22),
+        (p00, p01, p02, p10, p11, p12, p20, p21, p22),
     )
 
 
@@ -268,7 +258,8 @@ def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     path of the frame tasks, where a dozen small NumPy calls would cost several times
     more than the arithmetic.
     """
-    tangent, m, n = se3_log_jlog_floats(*wxyz_xyz.tolist())
+    tangent, m, p = se3_log_jlog_floats(*wxyz_xyz.tolist())
+    n = [-value for value in mat3_mul(p, m)]
     jlog = np.array(
         [
             [m[0], m[1], m[2], n[0], n[1], n[2]],
@@ -280,6 +271,40 @@ def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ]
     )
     return np.array(tangent), jlog
+
+
+def mat3_mul(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """:math:`A B` for two 3×3 matrices given as 9 row-major floats."""
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    return (
+        a00 * b00 + a01 * b10 + a02 * b20,
+        a00 * b01 + a01 * b11 + a02 * b21,
+        a00 * b02 + a01 * b12 + a02 * b22,
+        a10 * b00 + a11 * b10 + a12 * b20,
+        a10 * b01 + a11 * b11 + a12 * b21,
+        a10 * b02 + a11 * b12 + a12 * b22,
+        a20 * b00 + a21 * b10 + a22 * b20,
+        a20 * b01 + a21 * b11 + a22 * b21,
+        a20 * b02 + a21 * b12 + a22 * b22,
+    )
+
+
+def mat3_mul_transposed(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """:math:`A B^T` for two 3×3 matrices given as 9 row-major floats."""
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    return (
+        a00 * b00 + a01 * b01 + a02 * b02,
+        a00 * b10 + a01 * b11 + a02 * b12,
+        a00 * b20 + a01 * b21 + a02 * b22,
+        a10 * b00 + a11 * b01 + a12 * b02,
+        a10 * b10 + a11 * b11 + a12 * b12,
+        a10 * b20 + a11 * b21 + a12 * b22,
+        a20 * b00 + a21 * b01 + a22 * b02,
+        a20 * b10 + a21 * b11 + a22 * b12,
+        a20 * b20 + a21 * b21 + a22 * b22,
+    )
 
 
 def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple:

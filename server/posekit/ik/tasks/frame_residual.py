@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from posekit.ik.lie.utils import se3_log_jlog_floats
+from posekit.ik.lie.utils import mat3_mul, mat3_mul_transposed, se3_log_jlog_floats
 
 Floats = tuple[float, ...]
 
@@ -86,35 +86,19 @@ def frame_error_and_map(
     ty = a01 * dx + a11 * dy + a21 * dz
     tz = a02 * dx + a12 * dy + a22 * dz
     w, x, y, z = quat_from_rotation((r00, r01, r02, r10, r11, r12, r20, r21, r22))
-    tangent, m, n = se3_log_jlog_floats(w, x, y, z, tx, ty, tz)
-    m00, m01, m02, m10, m11, m12, m20, m21, m22 = m
-    n00, n01, n02, n10, n11, n12, n20, n21, n22 = n
-    # -M R_b^T and -N R_b^T: entry (i, j) = -sum_k X_ik R_b[j][k]
-    mr00 = -(m00 * b00 + m01 * b01 + m02 * b02)
-    mr01 = -(m00 * b10 + m01 * b11 + m02 * b12)
-    mr02 = -(m00 * b20 + m01 * b21 + m02 * b22)
-    mr10 = -(m10 * b00 + m11 * b01 + m12 * b02)
-    mr11 = -(m10 * b10 + m11 * b11 + m12 * b12)
-    mr12 = -(m10 * b20 + m11 * b21 + m12 * b22)
-    mr20 = -(m20 * b00 + m21 * b01 + m22 * b02)
-    mr21 = -(m20 * b10 + m21 * b11 + m22 * b12)
-    mr22 = -(m20 * b20 + m21 * b21 + m22 * b22)
-    nr00 = -(n00 * b00 + n01 * b01 + n02 * b02)
-    nr01 = -(n00 * b10 + n01 * b11 + n02 * b12)
-    nr02 = -(n00 * b20 + n01 * b21 + n02 * b22)
-    nr10 = -(n10 * b00 + n11 * b01 + n12 * b02)
-    nr11 = -(n10 * b10 + n11 * b11 + n12 * b12)
-    nr12 = -(n10 * b20 + n11 * b21 + n12 * b22)
-    nr20 = -(n20 * b00 + n21 * b01 + n22 * b02)
-    nr21 = -(n20 * b10 + n21 * b11 + n22 * b12)
-    nr22 = -(n20 * b20 + n21 * b21 + n22 * b22)
-    error = tuple(-value for value in tangent)
+    tangent, m, p = se3_log_jlog_floats(w, x, y, z, tx, ty, tz)
+    # -J_log diag(R_b^T, R_b^T) = [[-M R_b^T, P (M R_b^T)], [0, -M R_b^T]]
+    mr = mat3_mul_transposed(m, rotation)
+    mr00, mr01, mr02, mr10, mr11, mr12, mr20, mr21, mr22 = mr
+    nr00, nr01, nr02, nr10, nr11, nr12, nr20, nr21, nr22 = mat3_mul(p, mr)
+    rho_x, rho_y, rho_z, theta_x, theta_y, theta_z = tangent
+    error = (-rho_x, -rho_y, -rho_z, -theta_x, -theta_y, -theta_z)
     jacobian_map = [
-        mr00, mr01, mr02, nr00, nr01, nr02,
-        mr10, mr11, mr12, nr10, nr11, nr12,
-        mr20, mr21, mr22, nr20, nr21, nr22,
-        0.0, 0.0, 0.0, mr00, mr01, mr02,
-        0.0, 0.0, 0.0, mr10, mr11, mr12,
-        0.0, 0.0, 0.0, mr20, mr21, mr22,
+        -mr00, -mr01, -mr02, nr00, nr01, nr02,
+        -mr10, -mr11, -mr12, nr10, nr11, nr12,
+        -mr20, -mr21, -mr22, nr20, nr21, nr22,
+        0.0, 0.0, 0.0, -mr00, -mr01, -mr02,
+        0.0, 0.0, 0.0, -mr10, -mr11, -mr12,
+        0.0, 0.0, 0.0, -mr20, -mr21, -mr22,
     ]  # fmt: skip
     return error, jacobian_map

@@ -10,8 +10,7 @@ import numpy as np
 from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.lie import SE3
 from posekit.ik.tasks.frame_residual import frame_error_and_map, rotation_from_quat
-from posekit.ik.tasks.frame_resolution import FrameRef
-from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
+from posekit.ik.tasks.mapped_task import MappedFrameTask
 from posekit.ik.tasks.validation import cost_vector
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ def check_pose_target(target: object, what: str) -> SE3:
     return SE3._wrap(np.array([w / norm, x / norm, y / norm, z / norm, *values[4:]]))
 
 
-class FrameTask(Task):
+class FrameTask(MappedFrameTask):
     r"""Regulate the position and orientation of a frame of interest on the robot.
 
     The error is the body twist from the frame :math:`b` to its target :math:`t`,
@@ -63,10 +62,7 @@ class FrameTask(Task):
         gain: float = 1.0,
         lm_damping: float = 0.0,
     ) -> None:
-        super().__init__(cost=np.zeros(self.k), gain=gain, lm_damping=lm_damping)
-        self._frame = FrameRef(frame_name, frame_type)
-        self.frame_name = frame_name
-        self.frame_type = frame_type
+        super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
         self._target: SE3 | None = None
         self._target_floats: tuple[tuple[float, ...], tuple[float, ...]] | None = None
         self.set_position_cost(position_cost)
@@ -101,38 +97,20 @@ class FrameTask(Task):
         frame_id = self._frame.id_in(configuration.model)
         self.set_target(SE3(configuration.frame_pose_by_id(frame_id, self.frame_type)))
 
-    def _error_and_map(
-        self, configuration: Configuration
-    ) -> tuple[tuple[float, ...], list[float], np.ndarray]:
-        r"""Error, 6×6 map and world Jacobian buffer, with :math:`J = L\,[J_p; J_r]`."""
-        target = self._target_floats
-        if target is None:
-            raise TargetNotSet(type(self).__name__)
-        frame_id = self._frame.id_in(configuration.model)
-        rotation = configuration.frame_rotation_by_id(frame_id, self.frame_type).ravel().tolist()
-        position = configuration.frame_position_by_id(frame_id, self.frame_type).tolist()
-        error, jacobian_map = frame_error_and_map(*target, rotation, position)
-        world_jacobian = configuration.frame_world_jacobian_by_id(frame_id, self.frame_type)
-        return error, jacobian_map, world_jacobian
-
     def compute_error(self, configuration: Configuration) -> np.ndarray:
-        r"""Body twist :math:`e = \log(T_{bt})`, shape ``(6,)``."""
-        return np.array(self._error_and_map(configuration)[0])
+        r"""Body twist :math:`e = \log(T_{bt})` ([m], [rad]), shape ``(6,)``."""
+        return super().compute_error(configuration)
 
     def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
         r"""Task Jacobian :math:`-J_{\log}(T_{tb})\,{}_bJ_b`, shape ``(6, nv)``."""
-        _, jacobian_map, world_jacobian = self._error_and_map(configuration)
-        return np.array(jacobian_map).reshape(6, 6) @ world_jacobian
+        return super().compute_jacobian(configuration)
 
-    def compute_qp_residual(self, configuration: Configuration) -> Residual:
-        """Weighted residual: the cost scales the map before the single product with ``[J_p; J_r]``."""
-        error, jacobian_map, world_jacobian = self._error_and_map(configuration)
-        cost = self.cost
-        weighted_jacobian = (cost[:, None] * np.array(jacobian_map).reshape(6, 6)) @ world_jacobian
-        weighted_error = (-self.gain) * cost * np.array(error)
-        mu = self.lm_damping * float(weighted_error @ weighted_error) if self.lm_damping else 0.0
-        return weighted_jacobian, weighted_error, mu
-
-    def compute_qp_objective(self, configuration: Configuration) -> Objective:
-        """QP objective, computing the pose once for error and Jacobian."""
-        return objective_from_residual(*self.compute_qp_residual(configuration))
+    def _error_and_map(
+        self, configuration: Configuration
+    ) -> tuple[tuple[float, ...], list[float], np.ndarray]:
+        target = self._target_floats
+        if target is None:
+            raise TargetNotSet(type(self).__name__)
+        rotation, position, world_jacobian = self._frame_pose(configuration)
+        error, jacobian_map = frame_error_and_map(*target, rotation, position)
+        return error, jacobian_map, world_jacobian

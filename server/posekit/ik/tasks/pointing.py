@@ -6,21 +6,15 @@ scalar cost that weights every coordinate of the error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from posekit.ik.exceptions import TaskDefinitionError
-from posekit.ik.tasks.frame_resolution import FrameRef
-from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
+from posekit.ik.tasks.mapped_task import MappedFrameTask
 from posekit.ik.tasks.validation import cost_vector, unit_vector
 
-if TYPE_CHECKING:
-    from posekit.ik.configuration import Configuration
 
-
-class PointingTask(Task):
-    """A task on where a frame's unit axis points; subclasses define error and Jacobian."""
+class PointingTask(MappedFrameTask):
+    """A task on where a frame's unit axis points; subclasses define error and map."""
 
     k: int = 3
 
@@ -33,10 +27,7 @@ class PointingTask(Task):
         gain: float = 1.0,
         lm_damping: float = 0.0,
     ) -> None:
-        super().__init__(cost=np.zeros(self.k), gain=gain, lm_damping=lm_damping)
-        self._frame = FrameRef(frame_name, frame_type)
-        self.frame_name = frame_name
-        self.frame_type = frame_type
+        super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
         self.axis = np.array([0.0, 0.0, 1.0])
         self.set_axis(axis)
         self.set_cost(cost)
@@ -48,28 +39,3 @@ class PointingTask(Task):
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar or a vector of shape (1,), applied to every coordinate."""
         self.cost = np.repeat(cost_vector(cost, 1, "cost"), self.k)
-
-    def _frame_state(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray, int]:
-        frame_id = self._frame.id_in(configuration.model)
-        rotation = configuration.frame_rotation_by_id(frame_id, self.frame_type)
-        position = configuration.frame_position_by_id(frame_id, self.frame_type)
-        return rotation, position, frame_id
-
-    def _error_and_jacobian(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
-
-    def compute_error(self, configuration: Configuration) -> np.ndarray:
-        """Task error, shape ``(3,)``."""
-        return self._error_and_jacobian(configuration)[0]
-
-    def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
-        """Task Jacobian, shape ``(3, nv)``."""
-        return self._error_and_jacobian(configuration)[1]
-
-    def compute_qp_residual(self, configuration: Configuration) -> Residual:
-        """Weighted residual, reading the frame pose and Jacobian once."""
-        return self.weighted_residual(*self._error_and_jacobian(configuration))
-
-    def compute_qp_objective(self, configuration: Configuration) -> Objective:
-        """QP objective, reading the frame pose and Jacobian once."""
-        return objective_from_residual(*self.compute_qp_residual(configuration))

@@ -1,0 +1,139 @@
+"""What a robot offers to IK: frames, joints, keyframes, equalities (the API's robot view)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+from pydantic import BaseModel, Field
+
+from posekit.robots.naming import (
+    EQUALITY_TYPES,
+    JOINT_DOFS,
+    default_keyframe,
+    equality_name,
+    is_floating_base,
+    joint_type,
+    keyframe_names,
+    named,
+)
+from posekit.robots.presets import default_preset
+from posekit.robots.registry import RobotEntry
+
+
+class JointInfo(BaseModel):
+    """One joint: its type, range and where it sits in ``q`` (nq) and in velocities (nv)."""
+
+    name: str = Field(description="Joint name ('' when the joint is unnamed).")
+    type: str = Field(description="hinge | slide | ball | free.")
+    limited: bool = Field(description="Whether the range is enforced.")
+    range: list[float] | None = Field(
+        description="[lower, upper] in rad (hinge) or m (slide); ball: [0, max angle] in "
+        "rad; None when unlimited."
+    )
+    qpos_adr: int = Field(description="Index of the first coordinate in q.")
+    dof_adr: int = Field(description="Index of the first degree of freedom in v.")
+    nq: int = Field(description="Number of coordinates in q.")
+    nv: int = Field(description="Number of degrees of freedom.")
+
+
+class EqualityInfo(BaseModel):
+    """One equality constraint of the model."""
+
+    name: str = Field(description="Equality name, or '#<id>' when it is unnamed.")
+    type: str = Field(description="connect | weld | joint | tendon | flex.")
+    active: bool = Field(description="Whether it is active in the model's default state.")
+
+
+class Frames(BaseModel):
+    """Named frames a task can refer to, by type."""
+
+    body: list[str]
+    site: list[str]
+    geom: list[str]
+
+
+class RobotSummary(BaseModel):
+    """A robot as listed by ``GET /api/robots`` (no model is loaded to list it)."""
+
+    name: str = Field(description="Registry name used in URLs and session specs.")
+    title: str = Field(description="Human-readable name.")
+    category: str = Field(description="arm, humanoid, hand, quadruped, …")
+    source: str = Field(description="builtin (this repository) or menagerie.")
+    entries: list[str] = Field(description="Entry points (top-level XML files).")
+    default_entry: str = Field(description="Entry point used unless one is given.")
+
+    @classmethod
+    def of(cls, entry: RobotEntry) -> RobotSummary:
+        return cls(
+            name=entry.name,
+            title=entry.title,
+            category=entry.category,
+            source=entry.source,
+            entries=list(entry.entries),
+            default_entry=entry.default_entry,
+        )
+
+
+class RobotDescription(RobotSummary):
+    """A loaded robot: everything a client needs to build tasks and limits by name."""
+
+    entry: str = Field(description="The entry point described.")
+    nq: int = Field(description="Size of the configuration vector q.")
+    nv: int = Field(description="Number of degrees of freedom (size of velocities).")
+    floating_base: bool = Field(description="Whether the model has a free joint.")
+    frames: Frames
+    joints: list[JointInfo]
+    keyframes: list[str] = Field(description="Named keyframes.")
+    default_keyframe: str | None = Field(
+        description="Keyframe new sessions start from (None: the model's qpos0)."
+    )
+    equalities: list[EqualityInfo]
+    preset: list[dict[str, Any]] = Field(
+        description="Task specs of the default preset a new session gets."
+    )
+
+
+def describe_model(entry: RobotEntry, entry_point: str, model: mujoco.MjModel) -> RobotDescription:
+    """The :class:`RobotDescription` of a compiled model."""
+    joints = []
+    for j in range(model.njnt):
+        kind = joint_type(model, j)
+        limited = bool(model.jnt_limited[j]) and kind != "free"
+        joints.append(
+            JointInfo(
+                name=model.joint(j).name,
+                type=kind,
+                limited=limited,
+                range=[float(v) for v in model.jnt_range[j]] if limited else None,
+                qpos_adr=int(model.jnt_qposadr[j]),
+                dof_adr=int(model.jnt_dofadr[j]),
+                nq={"free": 7, "ball": 4}.get(kind, 1),
+                nv=JOINT_DOFS[kind],
+            )
+        )
+    equalities = [
+        EqualityInfo(
+            name=equality_name(model, i),
+            type=EQUALITY_TYPES.get(int(model.eq_type[i]), str(int(model.eq_type[i]))),
+            active=bool(model.eq_active0[i]),
+        )
+        for i in range(model.neq)
+    ]
+    return RobotDescription(
+        **RobotSummary.of(entry).model_dump(),
+        entry=entry_point,
+        nq=model.nq,
+        nv=model.nv,
+        floating_base=is_floating_base(model),
+        frames=Frames(
+            body=named(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody),
+            site=named(model, mujoco.mjtObj.mjOBJ_SITE, model.nsite),
+            geom=named(model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom),
+        ),
+        joints=joints,
+        keyframes=keyframe_names(model),
+        default_keyframe=default_keyframe(model),
+        equalities=equalities,
+        preset=default_preset(model),
+    )

@@ -1,0 +1,28 @@
+"""Errors of the robot registry; they derive from the engine's :class:`PosekitError`."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from posekit.ik.exceptions import PosekitError
+
+
+class RobotNotFound(PosekitError, LookupError):
+    """No built-in or Menagerie robot has this name, or the robot has no such entry."""
+
+    def __init__(self, name: str, known: Sequence[str], what: str = "robot") -> None:
+        close = difflib.get_close_matches(name, list(known), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        listed = ", ".join(repr(k) for k in list(known)[:12])
+        more = f", … ({len(known) - 12} more)" if len(known) > 12 else ""
+        super().__init__(f"{what} {name!r} does not exist{hint} (known: [{listed}{more}])")
+        self.name = name
+
+
+class RobotUnavailable(PosekitError):
+    """A known robot's model could not be fetched (Menagerie download or cache failure)."""
+
+
+class RobotLoadError(PosekitError):
+    """A robot's model file exists but MuJoCo cannot compile it."""

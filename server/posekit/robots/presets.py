@@ -1,0 +1,144 @@
+"""Default task presets, so that a new session on any robot has something to drag.
+
+End effectors are found by name: sites (preferred) or bodies whose names say gripper,
+attachment, pinch, palm, hand, foot, tool, tcp, end effector, ``ee``, fingertip or
+distal link, then wrists where nothing deeper was found; cameras, IMUs, fingers and
+mocap targets are skipped, and so is anything not moved by a joint. When nothing
+matches, the leaves of the kinematic tree are used. A candidate with another
+candidate deeper in its own subtree is dropped (a palm above five fingertips).
+
+The preset is a list of task specs in the session spec format (see
+``posekit.sessions.specs``): one frame task per end effector (target: its current
+pose), a posture task, and on floating-base robots a CoM task with the feet held by
+stiff frame tasks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import mujoco
+
+from posekit.robots.naming import is_floating_base
+
+_END_EFFECTOR = re.compile(
+    r"gripper|attachment|pinch|palm|hand|foot|tool|tcp|end_?effector|(^|[/_.])ee($|[/_.])"
+    r"|tip|distal",
+    re.IGNORECASE,
+)
+_WRIST = re.compile(r"wrist", re.IGNORECASE)
+_SKIP = re.compile(r"cam|imu|sensor|finger|light|target|mocap", re.IGNORECASE)
+_FOOT = re.compile(r"foot|ankle|toe|sole", re.IGNORECASE)
+_POINT_LIKE = re.compile(r"tip|distal", re.IGNORECASE)
+_TASK_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+MAX_END_EFFECTORS = 8
+POSTURE_COST = 1e-2
+HELD_FOOT_COST = 10.0
+
+
+def task_name(frame_name: str) -> str:
+    """A URL-safe task name for a frame (``left/gripper`` → ``left_gripper``)."""
+    return _TASK_NAME.sub("_", frame_name).strip("_") or "frame"
+
+
+def _is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
+    while body > 0:
+        body = int(model.body_parentid[body])
+        if body == ancestor:
+            return True
+    return False
+
+
+def _pick(
+    model: mujoco.MjModel, candidates: list[tuple[str, int]], wrists: list[tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """Candidates (name, body id), then wrists with no candidate at or below them.
+
+    Drops any pick with another pick strictly deeper in its subtree.
+    """
+    chosen = list(candidates)
+    for name, body in wrists:
+        if not any(b == body or _is_ancestor(model, body, b) for _, b in candidates):
+            chosen.append((name, body))
+    return [
+        (name, body)
+        for name, body in chosen
+        if not any(_is_ancestor(model, body, other) for _, other in chosen)
+    ]
+
+
+def _named_candidates(
+    model: mujoco.MjModel, obj: mujoco.mjtObj, count: int, body_of: Any
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    matches, wrists = [], []
+    for i in range(count):
+        name = mujoco.mj_id2name(model, obj, i)
+        body = int(body_of(i))
+        if not name or _SKIP.search(name) or model.body_weldid[body] == 0:
+            continue  # unnamed, a camera/finger/target, or fixed to the world
+        if _END_EFFECTOR.search(name):
+            matches.append((name, body))
+        elif _WRIST.search(name):
+            wrists.append((name, body))
+    return matches, wrists
+
+
+def end_effectors(model: mujoco.MjModel) -> list[tuple[str, str]]:
+    """``(frame_name, frame_type)`` of the natural end effectors (module docstring)."""
+    sites = _pick(
+        model,
+        *_named_candidates(
+            model, mujoco.mjtObj.mjOBJ_SITE, model.nsite, lambda i: model.site_bodyid[i]
+        ),
+    )
+    if sites:
+        return [(name, "site") for name, _ in sites[:MAX_END_EFFECTORS]]
+    bodies = _pick(
+        model, *_named_candidates(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody, lambda i: i)
+    )
+    if not bodies:
+        parents = set(int(p) for p in model.body_parentid[1:])
+        bodies = [
+            (model.body(b).name, b)
+            for b in range(1, model.nbody)
+            if b not in parents and model.body(b).name and model.body_weldid[b] != 0
+        ]
+    return [(name, "body") for name, _ in bodies[:MAX_END_EFFECTORS]]
+
+
+def default_preset(model: mujoco.MjModel) -> list[dict[str, Any]]:
+    """Task specs of the default preset (module docstring); targets are left unset."""
+    floating = is_floating_base(model)
+    tasks: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for frame, frame_type in end_effectors(model):
+        name = task_name(frame)
+        while name in used or name in ("posture", "com"):
+            name += "_"
+        used.add(name)
+        held = floating and bool(_FOOT.search(frame))
+        position_cost = HELD_FOOT_COST if held else 1.0
+        orientation_cost = HELD_FOOT_COST if held else (0.0 if _POINT_LIKE.search(frame) else 1.0)
+        tasks.append(
+            {
+                "name": name,
+                "type": "frame",
+                "params": {
+                    "frame": frame,
+                    "frame_type": frame_type,
+                    "position_cost": position_cost,
+                    "orientation_cost": orientation_cost,
+                },
+            }
+        )
+    if floating:
+        tasks.append({"name": "com", "type": "com", "params": {"cost": 1.0}})
+    tasks.append({"name": "posture", "type": "posture", "params": {"cost": POSTURE_COST}})
+    return tasks
+
+
+def default_limits(model: mujoco.MjModel) -> list[dict[str, Any]]:
+    """Limit specs every new session gets: the joint ranges."""
+    return [{"name": "configuration", "type": "configuration", "params": {}}]
