@@ -11,6 +11,7 @@ import math
 
 import mujoco
 import numpy as np
+from numba import njit
 
 _SMALL_ANGLE = 1e-3
 
@@ -157,6 +158,7 @@ def se3_log(wxyz_xyz: np.ndarray) -> np.ndarray:
     return tangent
 
 
+@njit(cache=True)
 def se3_log_jlog_floats(
     w: float, x: float, y: float, z: float, tx: float, ty: float, tz: float
 ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
@@ -273,6 +275,7 @@ def se3_log_and_jlog(wxyz_xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(tangent), jlog
 
 
+@njit(cache=True)
 def mat3_mul(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
     """:math:`A B` for two 3×3 matrices given as 9 row-major floats."""
     a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
@@ -290,6 +293,7 @@ def mat3_mul(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
     )
 
 
+@njit(cache=True)
 def mat3_mul_transposed(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
     """:math:`A B^T` for two 3×3 matrices given as 9 row-major floats."""
     a00, a01, a02, a10, a11, a12, a20, a21, a22 = a

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from posekit.ik.exceptions import TargetNotSet
-from posekit.ik.lie.utils import mat3_mul_transposed
+from posekit.ik.tasks.kernels import axis_align_kernel
 from posekit.ik.tasks.pointing import PointingTask
+from posekit.ik.tasks.pointing_residual import axis_align_error_and_map
 from posekit.ik.tasks.validation import unit_vector
 
 if TYPE_CHECKING:
@@ -25,6 +26,9 @@ class AxisAlignTask(PointingTask):
     :math:`u = R^T t`. The error is unitless and has rank two: roll about the axis
     stays free.
     """
+
+    error_and_map = staticmethod(axis_align_error_and_map)
+    kernel = staticmethod(axis_align_kernel)
 
     def __init__(
         self,
@@ -44,26 +48,10 @@ class AxisAlignTask(PointingTask):
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the axis' current world direction :math:`R a`."""
-        rotation, _, _ = self._frame_pose(configuration)
-        self.set_target(np.array(rotation).reshape(3, 3) @ self.axis)
+        rotation, _, _ = self._frame_arrays(configuration)
+        self.set_target(rotation.reshape(3, 3) @ self.axis)
 
-    def _error_and_map(
-        self, configuration: Configuration
-    ) -> tuple[tuple[float, ...], list[float], np.ndarray]:
+    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
         if self.target_dir is None:
             raise TargetNotSet(type(self).__name__)
-        rotation, _, world_jacobian = self._frame_pose(configuration)
-        r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation
-        tx, ty, tz = self.target_dir.tolist()
-        ux = r00 * tx + r10 * ty + r20 * tz
-        uy = r01 * tx + r11 * ty + r21 * tz
-        uz = r02 * tx + r12 * ty + r22 * tz
-        skew_u = (0.0, -uz, uy, uz, 0.0, -ux, -uy, ux, 0.0)
-        s00, s01, s02, s10, s11, s12, s20, s21, s22 = mat3_mul_transposed(skew_u, rotation)
-        ax, ay, az = self.axis.tolist()
-        jacobian_map = [
-            0.0, 0.0, 0.0, -s00, -s01, -s02,
-            0.0, 0.0, 0.0, -s10, -s11, -s12,
-            0.0, 0.0, 0.0, -s20, -s21, -s22,
-        ]  # fmt: skip
-        return (ax - ux, ay - uy, az - uz), jacobian_map, world_jacobian
+        return self.target_dir, self.axis

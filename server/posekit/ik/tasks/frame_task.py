@@ -10,6 +10,7 @@ import numpy as np
 from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.lie import SE3
 from posekit.ik.tasks.frame_residual import frame_error_and_map, rotation_from_quat
+from posekit.ik.tasks.kernels import frame_kernel
 from posekit.ik.tasks.mapped_task import MappedFrameTask
 from posekit.ik.tasks.validation import cost_vector
 
@@ -52,6 +53,8 @@ class FrameTask(MappedFrameTask):
     """
 
     k: int = 6
+    error_and_map = staticmethod(frame_error_and_map)
+    kernel = staticmethod(frame_kernel)
 
     def __init__(
         self,
@@ -64,7 +67,7 @@ class FrameTask(MappedFrameTask):
     ) -> None:
         super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
         self._target: SE3 | None = None
-        self._target_floats: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+        self._kernel_targets: tuple[np.ndarray, np.ndarray] | None = None
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -89,8 +92,11 @@ class FrameTask(MappedFrameTask):
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
         target = check_pose_target(transform_target_to_world, "transform_target_to_world")
         self._target = target
-        w, x, y, z, *position = target.wxyz_xyz.tolist()
-        self._target_floats = (rotation_from_quat(w, x, y, z), tuple(position))
+        w, x, y, z = target.wxyz_xyz[:4].tolist()
+        self._kernel_targets = (
+            np.array(rotation_from_quat(w, x, y, z)),
+            target.wxyz_xyz[4:].copy(),
+        )
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the frame's current pose."""
@@ -105,12 +111,7 @@ class FrameTask(MappedFrameTask):
         r"""Task Jacobian :math:`-J_{\log}(T_{tb})\,{}_bJ_b`, shape ``(6, nv)``."""
         return super().compute_jacobian(configuration)
 
-    def _error_and_map(
-        self, configuration: Configuration
-    ) -> tuple[tuple[float, ...], list[float], np.ndarray]:
-        target = self._target_floats
-        if target is None:
+    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._kernel_targets is None:
             raise TargetNotSet(type(self).__name__)
-        rotation, position, world_jacobian = self._frame_pose(configuration)
-        error, jacobian_map = frame_error_and_map(*target, rotation, position)
-        return error, jacobian_map, world_jacobian
+        return self._kernel_targets

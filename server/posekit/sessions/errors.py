@@ -1,0 +1,63 @@
+"""Errors of the session layer; all derive from the engine's :class:`PosekitError`.
+
+The API maps them to HTTP statuses: the ``NotFound`` family to 404, :class:`NameConflict`
+to 409, :class:`SessionLimitReached` to 429 and everything else to 422.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from posekit.ik.exceptions import PosekitError
+
+
+def _listing(names: Iterable[str]) -> str:
+    names = list(names)
+    shown = ", ".join(repr(n) for n in names[:20])
+    return f"[{shown}{', …' if len(names) > 20 else ''}]"
+
+
+class NotFound(PosekitError, LookupError):
+    """Something named in the request does not exist."""
+
+
+class SessionNotFound(NotFound):
+    """No session has this id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} does not exist (it may have been deleted)")
+        self.session_id = session_id
+
+
+class TaskNotFound(NotFound):
+    """The session has no task of this name."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        super().__init__(f"task {name!r} does not exist; the session's tasks are {_listing(known)}")
+
+
+class LimitNotFound(NotFound):
+    """The session has no limit of this name."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        super().__init__(
+            f"limit {name!r} does not exist; the session's limits are {_listing(known)}"
+        )
+
+
+class NameConflict(PosekitError):
+    """A task or limit of this name already exists in the session."""
+
+
+class SessionLimitReached(PosekitError):
+    """The server already runs its maximum number of sessions."""
+
+
+class InvalidRequest(PosekitError, ValueError):
+    """A request is well-formed but does not fit the session (e.g. a target field the
+    task type does not take)."""
+
+
+def known_names(names: Iterable[str]) -> str:
+    """``names`` quoted as a short list, for messages."""
+    return _listing(names)

@@ -1,0 +1,81 @@
+"""Solver settings of a session: QP backend, timestep, damping, rates, tolerance."""
+
+from __future__ import annotations
+
+import qpsolvers
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from posekit.sessions.types import NonNegativeFloat
+
+
+def available_solvers() -> list[str]:
+    """QP backends this installation can use (``daqp`` is always there)."""
+    return sorted({"daqp", *qpsolvers.available_solvers})
+
+
+def _check_solver(name: str | None) -> str | None:
+    if name is not None and name not in available_solvers():
+        raise ValueError(f"QP solver {name!r} is not installed; available: {available_solvers()}")
+    return name
+
+
+class SolverSettings(BaseModel):
+    """How a session solves.
+
+    Each step solves the QP with ``solver``, integrates ``v`` over ``dt`` (1/rate_hz
+    when null) and runs at most ``rate_hz`` times per second; watchers get at most
+    ``stream_hz`` states per second (bursts of two). The session parks when a step's
+    largest joint displacement ``max |Δq_i|`` is below ``tolerance`` (a fixed point:
+    every task met, or the best compromise between them) and wakes on any change.
+    ``paused`` stops solving; q then changes only through ``PUT /q``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    solver: str = Field("daqp", description="Any installed qpsolvers backend.")
+    dt: float | None = Field(
+        None, gt=0.0, le=1.0, allow_inf_nan=False, description="[s]; null means 1/rate_hz."
+    )
+    damping: NonNegativeFloat = Field(1e-3, description="Levenberg-Marquardt damping on H.")
+    rate_hz: float = Field(60.0, ge=1.0, le=1000.0, description="Solve steps per second.")
+    stream_hz: float = Field(60.0, ge=1.0, le=240.0, description="States per second to watchers.")
+    tolerance: float = Field(
+        1e-6, gt=0.0, le=1.0, description="Park when max |Δq_i| of a step is below it [rad|m]."
+    )
+    paused: bool = Field(False, description="Stop solving (manual posing).")
+
+    _check = field_validator("solver")(_check_solver)
+
+    @property
+    def step_dt(self) -> float:
+        """The integration timestep [s]."""
+        return self.dt if self.dt is not None else 1.0 / self.rate_hz
+
+
+class SolverPatch(BaseModel):
+    """Solver settings to change (others stay as they are)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"solver": "quadprog", "rate_hz": 100.0}]},
+    )
+
+    solver: str | None = None
+    dt: float | None = Field(None, gt=0.0, le=1.0, allow_inf_nan=False)
+    damping: NonNegativeFloat | None = None
+    rate_hz: float | None = Field(None, ge=1.0, le=1000.0)
+    stream_hz: float | None = Field(None, ge=1.0, le=240.0)
+    tolerance: float | None = Field(None, gt=0.0, le=1.0)
+    paused: bool | None = None
+
+    _check = field_validator("solver")(_check_solver)
+
+    def apply_to(self, settings: SolverSettings) -> SolverSettings:
+        """New validated settings; an explicit ``"dt": null`` resets dt to 1/rate_hz."""
+        update = {k: getattr(self, k) for k in self.model_fields_set}
+        if update.get("solver", "") is None:
+            update.pop("solver")
+        for key in ("damping", "rate_hz", "stream_hz", "tolerance", "paused"):
+            if update.get(key, "") is None:
+                update.pop(key)
+        return SolverSettings.model_validate({**settings.model_dump(), **update})

@@ -1,0 +1,170 @@
+"""Latest-wins feeds of session updates for asyncio consumers (websockets, viewer).
+
+A :class:`Subscription` holds at most one pending state, one pending ``tasks``
+snapshot and a short ring of messages addressed to its consumer (errors); newer
+states and snapshots replace older ones, so a slow consumer costs bounded memory.
+Producers may run on any thread: they fill the slots and signal the consumer's loop
+(batched per loop with :class:`SignalBatch`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from posekit.sessions.state import SessionState
+
+MAX_MESSAGES = 16
+
+
+@dataclass
+class Update:
+    """What a consumer gets at once: messages first (in order), then the latest state."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    state: SessionState | None = None
+
+
+class SignalBatch:
+    """Collects subscriptions to wake, then wakes them with one call per event loop."""
+
+    def __init__(self) -> None:
+        self._by_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
+
+    def add(self, subscription: Subscription) -> None:
+        self._by_loop.setdefault(subscription.loop, []).append(subscription)
+
+    def flush(self) -> None:
+        """Wake every collected subscription (thread-safe, one callback per loop)."""
+        batches, self._by_loop = self._by_loop, {}
+        for loop, subscriptions in batches.items():
+            _call_in_loop(loop, _wake_all, subscriptions)
+
+
+def _wake_all(subscriptions: list[Subscription]) -> None:
+    for subscription in subscriptions:
+        subscription._event.set()
+
+
+def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        fn(*args)
+        return
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # the loop is closed: nobody is listening any more
+        pass
+
+
+class Subscription:
+    """One consumer's feed of a session; iterate it with ``async for update in sub``.
+
+    Create it with :meth:`Session.subscribe` from the consumer's event loop; call
+    :meth:`close` (or use it as a context manager) when done.
+    """
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, on_close: Callable[[Subscription], None]
+    ) -> None:
+        self.loop = loop
+        self._on_close = on_close
+        self._event = asyncio.Event()
+        self._state: SessionState | None = None
+        self._tasks: dict[str, Any] | None = None
+        self._messages: deque[dict[str, Any]] = deque(maxlen=MAX_MESSAGES)
+        self._signalled = False
+        self._guard = threading.Lock()
+        self.closed = False
+        self.close_reason: str | None = None
+
+    # ------------------------------------------------------------- producers
+    def offer_state(self, state: SessionState, batch: SignalBatch | None = None) -> None:
+        """Replace the pending state (latest wins) and wake the consumer."""
+        self._state = state
+        self._signal(batch)
+
+    def offer_tasks(self, snapshot: dict[str, Any], batch: SignalBatch | None = None) -> None:
+        """Replace the pending ``tasks`` snapshot and wake the consumer."""
+        self._tasks = snapshot
+        self._signal(batch)
+
+    def offer_message(self, message: dict[str, Any], batch: SignalBatch | None = None) -> None:
+        """Queue a message for this consumer only (the oldest is dropped beyond 16)."""
+        with self._guard:
+            self._messages.append(message)
+        self._signal(batch)
+
+    def end(self, reason: str, batch: SignalBatch | None = None) -> None:
+        """End the feed from the producer side (e.g. the session was deleted)."""
+        self.close_reason = reason
+        self.closed = True
+        self._signal(batch, force=True)
+
+    def _signal(self, batch: SignalBatch | None, force: bool = False) -> None:
+        if self._signalled and not force:
+            return
+        self._signalled = True
+        if batch is not None:
+            batch.add(self)
+        else:
+            _call_in_loop(self.loop, self._event.set)
+
+    # -------------------------------------------------------------- consumer
+    def pending(self) -> int:
+        """Number of items waiting (at most 2 + 16)."""
+        return (self._state is not None) + (self._tasks is not None) + len(self._messages)
+
+    def take_state(self) -> SessionState | None:
+        """The pending state, if any, removing it."""
+        state, self._state = self._state, None
+        return state
+
+    def _drain(self) -> Update:
+        self._signalled = False
+        update = Update()
+        with self._guard:
+            update.messages = list(self._messages)
+            self._messages.clear()
+        tasks, self._tasks = self._tasks, None
+        if tasks is not None:
+            update.messages.append(tasks)
+        update.state = self.take_state()
+        return update
+
+    async def next(self) -> Update:
+        """Wait for the next update; raises :class:`StopAsyncIteration` once ended."""
+        while True:
+            self._event.clear()
+            update = self._drain()
+            if update.messages or update.state is not None:
+                return update
+            if self.closed:
+                raise StopAsyncIteration
+            await self._event.wait()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Update:
+        return await self.next()
+
+    def close(self) -> None:
+        """Stop receiving updates (idempotent)."""
+        if not self.closed:
+            self.closed = True
+            self.close_reason = self.close_reason or "closed"
+        self._on_close(self)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,38 @@
+"""Annotated value types shared by the spec models (finite numbers, vectors, names)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+PositiveFloat = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+Gain = Annotated[
+    float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="Task gain in [0, 1].")
+]
+LmDamping = Annotated[
+    float,
+    Field(ge=0.0, allow_inf_nan=False, description="Levenberg-Marquardt damping (>= 0)."),
+]
+Vec3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
+Quaternion = Annotated[
+    list[FiniteFloat],
+    Field(min_length=4, max_length=4, description="Unit quaternion (w, x, y, z)."),
+]
+NonNegativeVec3 = Annotated[list[NonNegativeFloat], Field(min_length=3, max_length=3)]
+Cost3 = NonNegativeFloat | NonNegativeVec3
+Vector = Annotated[list[FiniteFloat], Field(max_length=10_000)]
+
+NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+Name = Annotated[
+    str,
+    Field(
+        pattern=NAME_PATTERN,
+        description="1-64 characters among letters, digits, '_', '.', '-'.",
+    ),
+]
+MujocoName = Annotated[str, Field(min_length=1, max_length=256)]
+FrameType = Literal["body", "geom", "site"]
+Role = Literal["objective", "constraint"]
