@@ -34,7 +34,8 @@ units the distance converges to :math:`d_{\min}` and never crosses it to first o
 the collision detection distance gets a zero row and :math:`h = +\infty`. A cheap
 broadphase skips the exact distance query for pairs whose bounding spheres
 (``geom_rbound`` around ``geom_xpos``) are farther apart than the detection distance;
-planes (``rbound = 0``, unbounded) always get the exact query.
+planes (``rbound = 0``, unbounded) always get the exact query. See
+:mod:`posekit.ik.limits.broadphase`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import mujoco
 import numpy as np
 
 from posekit.ik.exceptions import LimitDefinitionError
+from posekit.ik.limits.broadphase import candidate_pairs
 from posekit.ik.limits.geom_pairs import GeomPairGroups, expand_geom_pairs
 from posekit.ik.limits.limit import Bounds, Constraint, Limit
 
@@ -127,9 +129,7 @@ class CollisionAvoidanceLimit(Limit):
         unbounded = (radius1 <= 0.0) | (radius2 <= 0.0)
         self._reach_sq = np.where(unbounded, np.inf, reach * reach)
         count, nv = self.max_num_contacts, model.nv
-        self._xpos1 = np.empty((count, 3))
-        self._xpos2 = np.empty((count, 3))
-        self._dist_sq = np.empty(count)
+        self._candidate_buffer = np.empty(count, dtype=np.intp)
         self._rows = np.empty((count, nv))
         self._bounds = np.empty(count)
         self._fromto = np.empty(6)
@@ -138,14 +138,20 @@ class CollisionAvoidanceLimit(Limit):
 
     # ---------------------------------------------------------------- queries
     def _candidates(self, data: mujoco.MjData) -> list[int] | range:
-        """Indices of pairs whose bounding spheres are within the detection distance."""
+        """Indices of the pairs that may be within the detection distance (broadphase)."""
         if not self._use_broadphase:
             return range(self.max_num_contacts)
-        np.take(data.geom_xpos, self._geom1, axis=0, out=self._xpos1)
-        np.take(data.geom_xpos, self._geom2, axis=0, out=self._xpos2)
-        np.subtract(self._xpos1, self._xpos2, out=self._xpos1)
-        np.einsum("ij,ij->i", self._xpos1, self._xpos1, out=self._dist_sq)
-        return np.flatnonzero(self._dist_sq <= self._reach_sq).tolist()
+        count = candidate_pairs(
+            self._geom1,
+            self._geom2,
+            self._reach_sq,
+            data.geom_xpos,
+            data.geom_xmat,
+            self.model.geom_aabb,
+            self.collision_detection_distance,
+            self._candidate_buffer,
+        )
+        return self._candidate_buffer[:count].tolist()
 
     def _active_rows(self, configuration: Configuration) -> list[int]:
         """Fill ``_rows[i]``, ``_bounds[i]`` for the i-th pair in range; return their indices."""
