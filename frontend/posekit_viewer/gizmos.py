@@ -1,0 +1,201 @@
+"""Target gizmos: one viser transform control per draggable task target.
+
+- frame and relative-frame targets: a 6-DoF gizmo (relative targets are shown in the
+  world through the root frame's current pose);
+- look-at points and CoM targets: translation only;
+- axis-align directions: rotation only, at the frame's origin; its local +z axis is
+  the direction.
+
+A drag sends the target to the session through :meth:`Session.set_target`, exactly as
+REST and websocket clients do. Gizmos follow targets changed elsewhere (REST, other
+viewers), except the one being dragged, which never jumps under the hand moving it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import mujoco
+import numpy as np
+import viser
+from posekit import SE3, SO3, PosekitError
+from posekit.sessions.session import Session
+
+logger = logging.getLogger(__name__)
+
+POSE_TYPES = ("frame", "relative_frame")
+POINT_TYPES = ("look_at", "com")
+DIRECTION_TYPES = ("axis_align",)
+GIZMO_TYPES = POSE_TYPES + POINT_TYPES + DIRECTION_TYPES
+GIZMO_ROOT = "/targets"
+
+
+@dataclass
+class _Gizmo:
+    task_type: str
+    handle: viser.TransformControlsHandle
+    dragging: bool = False
+    last_target: Any = None
+
+
+def _frame_pose(model: mujoco.MjModel, data: mujoco.MjData, name: str, kind: str) -> SE3:
+    """World pose of a named body, geom or site in ``data`` (kinematics up to date)."""
+    obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "geom": mujoco.mjtObj.mjOBJ_GEOM,
+           "site": mujoco.mjtObj.mjOBJ_SITE}[kind]  # fmt: skip
+    index = mujoco.mj_name2id(model, obj, name)
+    position = {"body": data.xpos, "geom": data.geom_xpos, "site": data.site_xpos}[kind][index]
+    matrix = {"body": data.xmat, "geom": data.geom_xmat, "site": data.site_xmat}[kind][index]
+    rotation = SO3.from_matrix(matrix.reshape(3, 3))
+    return SE3.from_rotation_and_translation(rotation, position.copy())
+
+
+class TargetGizmos:
+    """The gizmos of one session's tasks, kept in sync with its task stack."""
+
+    def __init__(self, server: viser.ViserServer, session: Session, scale: float = 0.15) -> None:
+        self._server = server
+        self._session = session
+        self._scale = scale
+        self._gizmos: dict[str, _Gizmo] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ syncing
+    def sync(self, data: mujoco.MjData) -> None:
+        """Create, move or remove gizmos to match the session's tasks at ``data``'s pose."""
+        specs = {spec.name: spec for spec in self._session.tasks() if spec.type in GIZMO_TYPES}
+        with self._lock:
+            for name in list(self._gizmos):
+                if name not in specs or specs[name].type != self._gizmos[name].task_type:
+                    self._gizmos.pop(name).handle.remove()
+            for name, spec in specs.items():
+                if spec.target is None:
+                    continue
+                gizmo = self._gizmos.get(name)
+                if gizmo is None:
+                    gizmo = self._create(name, spec.type)
+                    self._gizmos[name] = gizmo
+                if gizmo.dragging:
+                    continue
+                target = spec.target
+                if target == gizmo.last_target and spec.type not in (
+                    "relative_frame",
+                    "axis_align",
+                ):
+                    continue
+                position, wxyz = self._world_pose(spec, data)
+                with self._server.atomic():
+                    gizmo.handle.position = position
+                    gizmo.handle.wxyz = wxyz
+                gizmo.last_target = target
+
+    def _world_pose(self, spec: Any, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
+        model = self._session.model
+        target = spec.target
+        if spec.type == "frame":
+            return np.array(target.position), np.array(target.wxyz)
+        if spec.type == "relative_frame":
+            root = _frame_pose(model, data, spec.params.root, spec.params.root_type)
+            local = SE3.from_rotation_and_translation(
+                SO3(np.array(target.wxyz)), np.array(target.position)
+            )
+            world = root @ local
+            return world.translation(), world.rotation().wxyz
+        if spec.type in POINT_TYPES:
+            return np.array(target.position), np.array([1.0, 0.0, 0.0, 0.0])
+        frame = _frame_pose(model, data, spec.params.frame, spec.params.frame_type)
+        return frame.translation(), _rotation_to_z(np.array(target.direction))
+
+    def _create(self, name: str, task_type: str) -> _Gizmo:
+        options: dict[str, Any] = {}
+        if task_type in POINT_TYPES:
+            options = {"disable_rotations": True}
+        elif task_type in DIRECTION_TYPES:
+            options = {"disable_axes": True, "disable_sliders": True}
+        handle = self._server.scene.add_transform_controls(
+            f"{GIZMO_ROOT}/{name}", scale=self._scale, depth_test=False, **options
+        )
+        gizmo = _Gizmo(task_type, handle)
+
+        @handle.on_drag_start
+        def _(_: Any) -> None:
+            gizmo.dragging = True
+
+        @handle.on_drag_end
+        def _(_: Any) -> None:
+            gizmo.dragging = False
+
+        @handle.on_update
+        def _(event: Any) -> None:
+            self._send(name, task_type, handle, getattr(event, "client", None))
+
+        return gizmo
+
+    # ------------------------------------------------------------- sending
+    def _send(
+        self, name: str, task_type: str, handle: viser.TransformControlsHandle, client: Any
+    ) -> None:
+        position = np.asarray(handle.position, dtype=float)
+        wxyz = np.asarray(handle.wxyz, dtype=float)
+        try:
+            target = self.target_from_gizmo(name, task_type, position, wxyz)
+            canonical = self._session.set_target(name, target)
+        except (PosekitError, ValueError, KeyError) as error:
+            logger.info("gizmo %s rejected: %s", name, error)
+            if client is not None:
+                client.add_notification("Target rejected", str(error), color="red")
+            return
+        gizmo = self._gizmos.get(name)
+        if gizmo is not None:
+            gizmo.last_target = canonical
+
+    def target_from_gizmo(
+        self, name: str, task_type: str, position: np.ndarray, wxyz: np.ndarray
+    ) -> dict[str, list[float]]:
+        """The task target that puts the task where the gizmo is (world pose)."""
+        if task_type == "frame":
+            return {"position": position.tolist(), "wxyz": wxyz.tolist()}
+        if task_type in POINT_TYPES:
+            return {"position": position.tolist()}
+        if task_type in DIRECTION_TYPES:
+            direction = SO3(wxyz).as_matrix()[:, 2]
+            return {"direction": direction.tolist()}
+        spec = self._session.task(name)
+        data = mujoco.MjData(self._session.model)
+        data.qpos[:] = self._session.q
+        mujoco.mj_kinematics(self._session.model, data)
+        root = _frame_pose(self._session.model, data, spec.params.root, spec.params.root_type)
+        world = SE3.from_rotation_and_translation(SO3(wxyz), position)
+        local = root.inverse() @ world
+        return {"position": local.translation().tolist(), "wxyz": local.rotation().wxyz.tolist()}
+
+    @property
+    def names(self) -> list[str]:
+        """Names of the tasks that have a gizmo."""
+        return list(self._gizmos)
+
+    def handle(self, name: str) -> viser.TransformControlsHandle:
+        """The transform control of a task's gizmo."""
+        return self._gizmos[name].handle
+
+    def remove_all(self) -> None:
+        """Remove every gizmo from the scene."""
+        with self._lock:
+            for gizmo in self._gizmos.values():
+                gizmo.handle.remove()
+            self._gizmos.clear()
+
+
+def _rotation_to_z(direction: np.ndarray) -> np.ndarray:
+    """A ``wxyz`` rotation whose +z axis is the unit vector ``direction``."""
+    unit = direction / np.linalg.norm(direction)
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(z, unit)
+    sine = float(np.linalg.norm(axis))
+    cosine = float(z @ unit)
+    if sine < 1e-9:
+        return np.array([1.0, 0.0, 0.0, 0.0]) if cosine > 0 else np.array([0.0, 1.0, 0.0, 0.0])
+    angle = np.arctan2(sine, cosine)
+    return SO3.exp(axis / sine * angle).wxyz

@@ -1,0 +1,109 @@
+"""Draw a MuJoCo model in a viser scene and move its bodies to a configuration.
+
+Geometry is uploaded once (one mesh node per body, plus hidden collision meshes);
+each :meth:`SceneRenderer.render` runs forward kinematics on the renderer's own
+``MjData`` and writes the moving bodies' poses in a single ``server.atomic()`` block,
+only when ``q`` changed.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import viser
+
+from posekit_viewer.mjcf_scene import COLLISION_GROUP, body_meshes
+
+COLLISION_RGBA = (0.9, 0.3, 0.2, 0.35)
+
+
+class SceneRenderer:
+    """The robot of ``model`` under ``root`` in ``server``'s scene, with a ground grid."""
+
+    def __init__(
+        self,
+        server: viser.ViserServer,
+        model: mujoco.MjModel,
+        *,
+        root: str = "/robot",
+        show_collision: bool = False,
+    ) -> None:
+        self.server = server
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self._last_q: np.ndarray | None = None
+        server.scene.add_grid("/grid", width=4.0, height=4.0, cell_size=0.1, section_size=1.0)
+        self._moving: list[tuple[int, object]] = []
+        self._collision: list[tuple[int, object]] = []
+        with server.atomic():
+            for body in body_meshes(model):
+                handle = server.scene.add_mesh_trimesh(f"{root}/visual/{body.name}", body.mesh)
+                if not body.static:
+                    self._moving.append((body.body_id, handle))
+            for body in body_meshes(model, groups=(COLLISION_GROUP,)):
+                body.mesh.visual.vertex_colors = np.round(np.array(COLLISION_RGBA) * 255).astype(
+                    np.uint8
+                )
+                handle = server.scene.add_mesh_trimesh(
+                    f"{root}/collision/{body.name}", body.mesh, visible=show_collision
+                )
+                self._collision.append((body.body_id, handle))
+        self._frames = [
+            (body_id, server.scene.add_frame(f"{root}/frames/{body_id}", axes_length=0.08,
+                                             axes_radius=0.004, visible=False))
+            for body_id in range(1, model.nbody)
+        ]  # fmt: skip
+        self._com = server.scene.add_icosphere(
+            "/com", radius=0.025, color=(240, 180, 20), visible=False
+        )
+        self._indices = np.array([body_id for body_id, _ in self._moving], dtype=int)
+
+    @property
+    def body_handles(self) -> dict[int, object]:
+        """Scene handles of the bodies that move, by body id."""
+        return dict(self._moving)
+
+    def set_collision_visible(self, visible: bool) -> None:
+        """Show or hide the collision geoms."""
+        for _, handle in self._collision:
+            handle.visible = visible
+
+    def set_frames_visible(self, visible: bool) -> None:
+        """Show or hide every body's coordinate frame."""
+        for _, handle in self._frames:
+            handle.visible = visible
+
+    def set_com_visible(self, visible: bool) -> None:
+        """Show or hide the center-of-mass marker."""
+        self._com.visible = visible
+
+    def render(self, q: np.ndarray) -> bool:
+        """Move the bodies to configuration ``q`` (size nq); False when ``q`` is unchanged."""
+        q = np.asarray(q, dtype=float)
+        if self._last_q is not None and np.array_equal(q, self._last_q):
+            return False
+        self._last_q = q.copy()
+        data = self.data
+        data.qpos[:] = q
+        mujoco.mj_kinematics(self.model, data)
+        positions = data.xpos[self._indices]
+        rotations = data.xquat[self._indices]
+        with self.server.atomic():
+            for (_body_id, handle), position, wxyz in zip(
+                self._moving, positions, rotations, strict=True
+            ):
+                handle.position = position
+                handle.wxyz = wxyz
+            for body_id, handle in self._collision:
+                handle.position = data.xpos[body_id]
+                handle.wxyz = data.xquat[body_id]
+            for body_id, handle in self._frames:
+                if handle.visible:
+                    handle.position = data.xpos[body_id]
+                    handle.wxyz = data.xquat[body_id]
+            if self._com.visible:
+                mujoco.mj_comPos(self.model, data)
+                self._com.position = (
+                    data.subtree_com[1] if self.model.nbody > 1 else data.subtree_com[0]
+                )
+        return True

@@ -1,0 +1,122 @@
+"""The browser-facing routes: landing page, static files, viewer page and its relay.
+
+``GET /viewer/{sid}`` serves viser's single-file client; the client opens a websocket
+on the same path, which is relayed byte for byte (with viser's ``viser-v…``
+subprotocol) to that session's own viser server on 127.0.0.1. Browsers therefore
+need a single external port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.resources
+import logging
+from pathlib import Path
+
+import viser
+import websockets
+from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, HTMLResponse
+from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.manager import SessionManager
+from websockets.asyncio.client import connect
+
+from posekit_viewer.hub import ViewerHub
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = Path(str(importlib.resources.files("posekit_viewer.static")))
+VISER_CLIENT = Path(viser.__file__).parent / "client" / "build" / "index.html"
+STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
+                ".png": "image/png", ".svg": "image/svg+xml", ".json": "application/json"}  # fmt: skip
+RELAY_MAX_BYTES = 64 * 1024 * 1024  # scene uploads (meshes) can be large
+
+
+def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
+    """Routes for ``/``, ``/static/*`` and ``/viewer/{sid}`` (page + websocket relay)."""
+    router = APIRouter(include_in_schema=False)
+    client_page = VISER_CLIENT.read_text(encoding="utf-8")
+
+    @router.get("/")
+    def landing_page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+
+    @router.get("/static/{name}")
+    def static_file(name: str) -> FileResponse:
+        path = STATIC_DIR / name
+        if "/" in name or name.startswith(".") or not path.is_file():
+            raise HTTPException(status_code=404, detail=f"no static file {name!r}")
+        return FileResponse(
+            path, media_type=STATIC_TYPES.get(path.suffix, "application/octet-stream")
+        )
+
+    @router.get("/viewer/{session_id}")
+    def viewer_page(session_id: str) -> HTMLResponse:
+        try:
+            manager.get(session_id)
+        except SessionNotFound as error:
+            raise HTTPException(status_code=404, detail=str(error)) from None
+        return HTMLResponse(client_page)
+
+    @router.websocket("/viewer/{session_id}")
+    async def viewer_socket(websocket: WebSocket, session_id: str) -> None:
+        link = str(
+            websocket.url.replace(
+                scheme="https" if websocket.url.scheme == "wss" else "http", query=""
+            )
+        )
+        try:
+            viewer = await asyncio.to_thread(hub.viewer, session_id, link)
+        except SessionNotFound:
+            await websocket.close(code=4404, reason=f"no session {session_id!r}")
+            return
+        requested = websocket.scope.get("subprotocols", [])
+        protocol = next((p for p in requested if p.startswith("viser-v")), None)
+        await websocket.accept(subprotocol=protocol)
+        await relay(websocket, viewer.port, protocol)
+
+    return router
+
+
+async def relay(browser: WebSocket, port: int, protocol: str | None) -> None:
+    """Pump frames both ways between the browser and the viser server until either closes."""
+    try:
+        upstream = await connect(
+            f"ws://127.0.0.1:{port}",
+            subprotocols=[protocol] if protocol else None,  # type: ignore[list-item]
+            max_size=RELAY_MAX_BYTES,
+            compression=None,
+        )
+    except (OSError, websockets.WebSocketException) as error:
+        logger.warning("viewer relay could not reach viser on port %s: %s", port, error)
+        await browser.close(code=1011, reason="viewer unavailable")
+        return
+
+    async def browser_to_viser() -> None:
+        while True:
+            message = await browser.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("bytes")
+            await upstream.send(data if data is not None else message.get("text", ""))
+
+    async def viser_to_browser() -> None:
+        async for data in upstream:
+            if isinstance(data, bytes):
+                await browser.send_bytes(data)
+            else:
+                await browser.send_text(data)
+
+    tasks = [asyncio.create_task(browser_to_viser()), asyncio.create_task(viser_to_browser())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
+                await task
+        await upstream.close()
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect):
+            await browser.close()
