@@ -119,16 +119,13 @@ class TargetGizmos:
         )
         gizmo = _Gizmo(task_type, handle)
 
-        @handle.on_drag_start
-        def _(_: Any) -> None:
-            gizmo.dragging = True
-
-        @handle.on_drag_end
-        def _(_: Any) -> None:
-            gizmo.dragging = False
-
         @handle.on_update
         def _(event: Any) -> None:
+            phase = getattr(event, "phase", "update")
+            if phase == "start":
+                gizmo.dragging = True
+            elif phase == "end":
+                gizmo.dragging = False
             self._send(name, task_type, handle, getattr(event, "client", None))
 
         return gizmo
