@@ -317,7 +317,7 @@ class SessionPanels:
         settings = self._session.solver
         with gui.add_folder("Solver", expand_by_default=False):
             solver = gui.add_dropdown(
-                "QP solver", tuple(qpsolvers.available_solvers), settings.solver
+                "QP solver", tuple(qpsolvers.available_solvers), initial_value=settings.solver
             )
             rate = gui.add_slider(
                 "rate_hz", min=1.0, max=240.0, step=1.0, initial_value=float(settings.rate_hz)
