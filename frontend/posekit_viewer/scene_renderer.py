@@ -11,10 +11,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import viser
+from viser import _messages
 
 from posekit_viewer.mjcf_scene import COLLISION_GROUP, body_meshes
 
 COLLISION_RGBA = (0.9, 0.3, 0.2, 0.35)
+POSE_TOLERANCE = 1e-7  # [m] and quaternion units: smaller moves are not sent
 
 
 class SceneRenderer:
@@ -57,6 +59,15 @@ class SceneRenderer:
             "/com", radius=0.025, color=(240, 180, 20), visible=False
         )
         self._indices = np.array([body_id for body_id, _ in self._moving], dtype=int)
+        self._sent_positions = np.full((len(self._moving), 3), np.inf)
+        self._sent_rotations = np.full((len(self._moving), 4), np.inf)
+        self._collision_visible = show_collision
+        self._frames_visible = False
+
+    def _place(self, handles: list[tuple[int, object]]) -> None:
+        for body_id, handle in handles:
+            handle.position = self.data.xpos[body_id]
+            handle.wxyz = self.data.xquat[body_id]
 
     @property
     def body_handles(self) -> dict[int, object]:
@@ -65,13 +76,19 @@ class SceneRenderer:
 
     def set_collision_visible(self, visible: bool) -> None:
         """Show or hide the collision geoms."""
-        for _, handle in self._collision:
-            handle.visible = visible
+        self._collision_visible = visible
+        with self.server.atomic():
+            self._place(self._collision)
+            for _, handle in self._collision:
+                handle.visible = visible
 
     def set_frames_visible(self, visible: bool) -> None:
         """Show or hide every body's coordinate frame."""
-        for _, handle in self._frames:
-            handle.visible = visible
+        self._frames_visible = visible
+        with self.server.atomic():
+            self._place(self._frames)
+            for _, handle in self._frames:
+                handle.visible = visible
 
     def set_com_visible(self, visible: bool) -> None:
         """Show or hide the center-of-mass marker."""
@@ -88,22 +105,44 @@ class SceneRenderer:
         mujoco.mj_kinematics(self.model, data)
         positions = data.xpos[self._indices]
         rotations = data.xquat[self._indices]
+        # Viser compares every assigned pose with the last one (costly): assign only the
+        # bodies that moved, found with one vectorised comparison.
+        moved = np.flatnonzero(
+            (np.abs(positions - self._sent_positions) > POSE_TOLERANCE).any(axis=1)
+            | (np.abs(rotations - self._sent_rotations) > POSE_TOLERANCE).any(axis=1)
+        )
+        self._sent_positions[moved] = positions[moved]
+        self._sent_rotations[moved] = rotations[moved]
         with self.server.atomic():
-            for (_body_id, handle), position, wxyz in zip(
-                self._moving, positions, rotations, strict=True
-            ):
-                handle.position = position
-                handle.wxyz = wxyz
-            for body_id, handle in self._collision:
-                handle.position = data.xpos[body_id]
-                handle.wxyz = data.xquat[body_id]
-            for body_id, handle in self._frames:
-                if handle.visible:
-                    handle.position = data.xpos[body_id]
-                    handle.wxyz = data.xquat[body_id]
+            for index in moved.tolist():
+                _send_pose(self._moving[index][1], positions[index], rotations[index])
+            if self._collision_visible:
+                self._place(self._collision)
+            if self._frames_visible:
+                self._place(self._frames)
             if self._com.visible:
                 mujoco.mj_comPos(self.model, data)
                 self._com.position = (
                     data.subtree_com[1] if self.model.nbody > 1 else data.subtree_com[0]
                 )
         return True
+
+
+def _send_pose(handle: object, position: np.ndarray, wxyz: np.ndarray) -> None:
+    """Assign a node's pose, queuing its two messages directly.
+
+    Equivalent to ``handle.position = …; handle.wxyz = …`` minus viser's per-assignment
+    ``np.allclose`` against the previous value, which dominated the frame time for a
+    40-body robot (the caller already sends only bodies that moved). Uses viser 1.1's
+    node internals (pinned in ``pyproject.toml``); falls back to the public setters.
+    """
+    impl = getattr(handle, "_impl", None)
+    queue = getattr(getattr(impl, "api", None), "_queue_scene_message", None)
+    if queue is None:
+        handle.position = position  # type: ignore[attr-defined]
+        handle.wxyz = wxyz  # type: ignore[attr-defined]
+        return
+    impl.position[:] = position
+    impl.wxyz[:] = wxyz
+    queue(_messages.SetPositionMessage(impl.name, tuple(position.tolist())))
+    queue(_messages.SetOrientationMessage(impl.name, tuple(wxyz.tolist())))

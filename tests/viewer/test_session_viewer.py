@@ -77,6 +77,8 @@ def test_relative_and_direction_targets_round_trip_through_the_gizmo(viewer: Ses
     viewer.session.add_task({"type": "axis_align", "name": "align", "params": {"frame": "ee"},
                              "target": {"direction": [0, 0, -1]}})  # fmt: skip
     _wait(lambda: {"rel", "align"} <= set(viewer.gizmos.names))
+    viewer.session.set_solver({"paused": True})  # hold q still: these gizmos depend on it
+    time.sleep(0.2)
     for name, task_type in (("rel", "relative_frame"), ("align", "axis_align")):
         handle = viewer.gizmos.handle(name)
         target = viewer.gizmos.target_from_gizmo(
