@@ -1,0 +1,178 @@
+// posekit landing page: pick a robot, start a session, list the live ones.
+// Talks only to the REST API; no build step.
+"use strict";
+
+const state = { robots: [], selected: null };
+const $ = (id) => document.getElementById(id);
+
+function showError(message) {
+  const box = $("error-box");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+async function api(method, path, body) {
+  const options = { method, credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  if (response.status === 401) {
+    throw new Error("access token required: open this page with ?token=…");
+  }
+  if (!response.ok) {
+    let detail = `${response.status} ${response.statusText}`;
+    try {
+      const payload = await response.json();
+      detail = typeof payload.detail === "string" ? payload.detail : JSON.stringify(payload.detail);
+    } catch (_) { /* not JSON */ }
+    throw new Error(detail);
+  }
+  return response.status === 204 ? null : response.json();
+}
+
+function renderRobots() {
+  const filter = $("robot-filter").value.trim().toLowerCase();
+  const list = $("robot-list");
+  list.replaceChildren();
+  const groups = new Map();
+  for (const robot of state.robots) {
+    const text = `${robot.name} ${robot.title} ${robot.category}`.toLowerCase();
+    if (filter && !text.includes(filter)) continue;
+    const key = robot.source === "builtin" ? "built-in" : robot.category;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(robot);
+  }
+  const keys = [...groups.keys()].sort((a, b) => (a === "built-in" ? -1 : b === "built-in" ? 1 : a.localeCompare(b)));
+  for (const key of keys) {
+    const header = document.createElement("div");
+    header.className = "category";
+    header.textContent = key;
+    list.appendChild(header);
+    for (const robot of groups.get(key)) {
+      const item = document.createElement("button");
+      item.type = "button";
+      item.className = "robot-item";
+      item.dataset.robot = robot.name;
+      item.setAttribute("role", "option");
+      item.setAttribute("aria-selected", String(state.selected === robot.name));
+      item.textContent = robot.title;
+      const small = document.createElement("small");
+      small.textContent = robot.name;
+      item.appendChild(small);
+      item.addEventListener("click", () => selectRobot(robot.name));
+      list.appendChild(item);
+    }
+  }
+}
+
+async function selectRobot(name) {
+  state.selected = name;
+  renderRobots();
+  $("new-session").disabled = false;
+  const select = $("keyframe-select");
+  select.replaceChildren(new Option("(default)", ""));
+  $("robot-detail").textContent = "loading…";
+  try {
+    const detail = await api("GET", `/api/robots/${encodeURIComponent(name)}`);
+    for (const key of detail.keyframes) select.appendChild(new Option(key, key));
+    if (detail.default_keyframe) select.value = detail.default_keyframe;
+    $("robot-detail").textContent =
+      `${detail.nv} DoF${detail.floating_base ? ", floating base" : ""}, ` +
+      `${detail.frames.site.length} sites, ${detail.keyframes.length} keyframes`;
+    showError("");
+  } catch (error) {
+    $("robot-detail").textContent = "";
+    showError(`Could not load ${name}: ${error.message}`);
+  }
+}
+
+async function newSession() {
+  if (!state.selected) return;
+  const button = $("new-session");
+  button.disabled = true;
+  button.textContent = "Starting…";
+  try {
+    const body = { robot: state.selected, preset: $("preset-checkbox").checked };
+    if ($("keyframe-select").value) body.keyframe = $("keyframe-select").value;
+    const session = await api("POST", "/api/sessions", body);
+    window.location.href = `/viewer/${encodeURIComponent(session.id)}`;
+  } catch (error) {
+    showError(`Could not start a session: ${error.message}`);
+    button.disabled = false;
+    button.textContent = "New session";
+  }
+}
+
+async function refreshSessions() {
+  try {
+    const sessions = await api("GET", "/api/sessions");
+    const body = $("session-list");
+    body.replaceChildren();
+    for (const session of sessions) {
+      const row = document.createElement("tr");
+      row.className = "session-row";
+      row.dataset.session = session.id;
+      const cells = [session.id, session.robot, session.status, String(session.watchers)];
+      cells.forEach((text, index) => {
+        const cell = document.createElement("td");
+        cell.textContent = text;
+        if (index === 3) cell.className = "watchers";
+        row.appendChild(cell);
+      });
+      const actions = document.createElement("td");
+      actions.className = "actions";
+      const open = document.createElement("a");
+      open.href = `/viewer/${encodeURIComponent(session.id)}`;
+      open.textContent = "open";
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "delete";
+      remove.textContent = "delete";
+      remove.addEventListener("click", async () => {
+        if (!window.confirm(`Delete session ${session.id}?`)) return;
+        try {
+          await api("DELETE", `/api/sessions/${encodeURIComponent(session.id)}`);
+          refreshSessions();
+        } catch (error) { showError(`Could not delete: ${error.message}`); }
+      });
+      actions.append(open, remove);
+      row.appendChild(actions);
+      body.appendChild(row);
+    }
+    $("no-sessions").hidden = sessions.length > 0;
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+async function loadSpec(file) {
+  try {
+    const spec = JSON.parse(await file.text());
+    const session = await api("POST", "/api/sessions", { spec });
+    window.location.href = `/viewer/${encodeURIComponent(session.id)}`;
+  } catch (error) {
+    showError(`Could not load the spec: ${error.message}`);
+  }
+}
+
+async function start() {
+  $("robot-filter").addEventListener("input", renderRobots);
+  $("new-session").addEventListener("click", newSession);
+  $("spec-file").addEventListener("change", (event) => {
+    if (event.target.files.length) loadSpec(event.target.files[0]);
+  });
+  try {
+    state.robots = await api("GET", "/api/robots");
+    renderRobots();
+    const first = state.robots.find((robot) => robot.source === "builtin");
+    if (first) selectRobot(first.name);
+  } catch (error) {
+    showError(error.message);
+  }
+  refreshSessions();
+  setInterval(refreshSessions, 2000);
+}
+
+start();

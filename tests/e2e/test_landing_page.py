@@ -1,0 +1,59 @@
+"""The landing page in a real headless browser: pick a robot, start a session, list it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from e2e.browser_support import FullAppServer, browser, full_app  # noqa: F401
+
+
+def test_landing_page_starts_a_session_and_opens_its_viewer(
+    full_app: FullAppServer,  # noqa: F811
+    browser: Any,  # noqa: F811
+) -> None:
+    page = browser.new_page()
+    page.goto(full_app.base_url + "/")
+    page.wait_for_selector('.robot-item[data-robot="arm7"]')
+    assert page.locator('.robot-item[data-robot="humanoid"]').count() == 1
+    # Menagerie robots are listed too, grouped by category.
+    assert page.locator(".robot-item").count() > 10
+    page.fill("#robot-filter", "humanoid")
+    assert page.locator('.robot-item[data-robot="arm7"]').count() == 0
+    page.fill("#robot-filter", "")
+    page.click('.robot-item[data-robot="arm7"]')
+    page.wait_for_function("document.querySelectorAll('#keyframe-select option').length > 1")
+    page.select_option("#keyframe-select", "home")
+    page.click("#new-session")
+    page.wait_for_url("**/viewer/*", timeout=20_000)
+    session_id = page.url.rsplit("/", 1)[1]
+    summary = httpx.get(f"{full_app.base_url}/api/sessions/{session_id}").json()
+    assert summary["robot"] == "arm7"
+    assert "ee" in summary["tasks"]  # the preset was added
+
+    # Back on the landing page, the live session is listed with its watcher count.
+    listing = browser.new_page()
+    listing.goto(full_app.base_url + "/")
+    row = listing.locator(f'.session-row[data-session="{session_id}"]')
+    row.wait_for(timeout=10_000)
+    deadline = time.monotonic() + 15
+    while int(row.locator(".watchers").inner_text()) < 1:
+        assert time.monotonic() < deadline, "the open viewer is not counted as a watcher"
+        time.sleep(0.3)
+    # An API error is shown, not swallowed.
+    listing.evaluate(
+        "fetch('/api/sessions', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: JSON.stringify({robot: 'no_such_robot'})})"
+    )
+    listing.set_input_files(
+        "#spec-file",
+        files=[
+            {"name": "bad.json", "mimeType": "application/json", "buffer": b'{"robot": "arm7"}'}
+        ],
+    )
+    listing.wait_for_selector("#error-box:not([hidden])")
+    assert "spec" in listing.inner_text("#error-box").lower()
+    page.close()
+    listing.close()
+    httpx.delete(f"{full_app.base_url}/api/sessions/{session_id}")
