@@ -11,6 +11,4 @@ def test_demo_converges_monotonically() -> None:
     errors = run_demo(steps=20)
     assert errors[-1] < 1e-3
     # Monotone down to the micrometre level, where the damping terms balance the task.
-    assert all(
-        later < earlier for earlier, later in itertools.pairwise(errors) if earlier > 1e-5
-    )
+    assert all(later < earlier for earlier, later in itertools.pairwise(errors) if earlier > 1e-5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import mujoco
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from posekit.robots.naming import (
     EQUALITY_TYPES,
@@ -24,6 +24,23 @@ from posekit.robots.registry import RobotEntry
 class JointInfo(BaseModel):
     """One joint: its type, range and where it sits in ``q`` (nq) and in velocities (nv)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "joint4",
+                    "type": "hinge",
+                    "limited": True,
+                    "range": [-3.07, -0.07],
+                    "qpos_adr": 3,
+                    "dof_adr": 3,
+                    "nq": 1,
+                    "nv": 1,
+                }
+            ]
+        }
+    )
+
     name: str = Field(description="Joint name ('' when the joint is unnamed).")
     type: str = Field(description="hinge | slide | ball | free.")
     limited: bool = Field(description="Whether the range is enforced.")
@@ -40,6 +57,10 @@ class JointInfo(BaseModel):
 class EqualityInfo(BaseModel):
     """One equality constraint of the model."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"name": "#0", "type": "joint", "active": True}]}
+    )
+
     name: str = Field(description="Equality name, or '#<id>' when it is unnamed.")
     type: str = Field(description="connect | weld | joint | tendon | flex.")
     active: bool = Field(description="Whether it is active in the model's default state.")
@@ -48,6 +69,18 @@ class EqualityInfo(BaseModel):
 class Frames(BaseModel):
     """Named frames a task can refer to, by type."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "body": ["world", "base", "hand"],
+                    "site": ["ee", "wrist_cam"],
+                    "geom": ["floor", "hand"],
+                }
+            ]
+        }
+    )
+
     body: list[str]
     site: list[str]
     geom: list[str]
@@ -55,6 +88,21 @@ class Frames(BaseModel):
 
 class RobotSummary(BaseModel):
     """A robot as listed by ``GET /api/robots`` (no model is loaded to list it)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "universal_robots_ur5e",
+                    "title": "Universal Robots UR5e",
+                    "category": "arm",
+                    "source": "menagerie",
+                    "entries": ["scene", "ur5e"],
+                    "default_entry": "scene",
+                }
+            ]
+        }
+    )
 
     name: str = Field(description="Registry name used in URLs and session specs.")
     title: str = Field(description="Human-readable name.")
@@ -77,6 +125,58 @@ class RobotSummary(BaseModel):
 
 class RobotDescription(RobotSummary):
     """A loaded robot: everything a client needs to build tasks and limits by name."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "arm7",
+                    "title": "posekit arm7 (7-DoF arm, built-in)",
+                    "category": "arm",
+                    "source": "builtin",
+                    "entries": ["arm7"],
+                    "default_entry": "arm7",
+                    "entry": "arm7",
+                    "nq": 7,
+                    "nv": 7,
+                    "floating_base": False,
+                    "frames": {
+                        "body": ["world", "base", "hand"],
+                        "site": ["ee", "wrist_cam"],
+                        "geom": ["floor"],
+                    },
+                    "joints": [
+                        {
+                            "name": "joint1",
+                            "type": "hinge",
+                            "limited": True,
+                            "range": [-2.9, 2.9],
+                            "qpos_adr": 0,
+                            "dof_adr": 0,
+                            "nq": 1,
+                            "nv": 1,
+                        }
+                    ],
+                    "keyframes": ["home"],
+                    "default_keyframe": "home",
+                    "equalities": [],
+                    "preset": [
+                        {
+                            "name": "ee",
+                            "type": "frame",
+                            "params": {
+                                "frame": "ee",
+                                "frame_type": "site",
+                                "position_cost": 1.0,
+                                "orientation_cost": 1.0,
+                            },
+                        },
+                        {"name": "posture", "type": "posture", "params": {"cost": 0.001}},
+                    ],
+                }
+            ]
+        }
+    )
 
     entry: str = Field(description="The entry point described.")
     nq: int = Field(description="Size of the configuration vector q.")

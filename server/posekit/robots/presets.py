@@ -9,7 +9,7 @@ candidate deeper in its own subtree is dropped (a palm above five fingertips).
 
 The preset is a list of task specs in the session spec format (see
 ``posekit.sessions.specs``): one frame task per end effector (target: its current
-pose), a posture task, and on floating-base robots a CoM task with the feet held by
+pose), a posture task (cost 1e-3; 1e-2 on floating bases), and on floating-base robots a CoM task with the feet held by
 stiff frame tasks.
 """
 
@@ -34,7 +34,10 @@ _POINT_LIKE = re.compile(r"tip|distal", re.IGNORECASE)
 _TASK_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 MAX_END_EFFECTORS = 8
-POSTURE_COST = 1e-2
+# Posture regularisation: weak on fixed-base arms (end effectors reach their targets to
+# ~0.1 mm), stronger on floating bases, whose large null space it must settle quickly.
+POSTURE_COST = 1e-3
+FLOATING_POSTURE_COST = 1e-2
 HELD_FOOT_COST = 10.0
 
 
@@ -135,7 +138,8 @@ def default_preset(model: mujoco.MjModel) -> list[dict[str, Any]]:
         )
     if floating:
         tasks.append({"name": "com", "type": "com", "params": {"cost": 1.0}})
-    tasks.append({"name": "posture", "type": "posture", "params": {"cost": POSTURE_COST}})
+    posture_cost = FLOATING_POSTURE_COST if floating else POSTURE_COST
+    tasks.append({"name": "posture", "type": "posture", "params": {"cost": posture_cost}})
     return tasks
 
 

@@ -27,12 +27,20 @@ class _Params(BaseModel):
 class ConfigurationLimitParams(_Params):
     """Joint ranges (``ConfigurationLimit``)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"gain": 0.95, "min_distance_from_limits": 0.01}]}
+    )
+
     gain: float = Field(0.95, gt=0.0, le=1.0, description="Fraction of the margin per step.")
     min_distance_from_limits: NonNegativeFloat = Field(0.0, description="[rad] or [m].")
 
 
 class VelocityLimitParams(_Params):
     """Maximum joint speeds (``VelocityLimit``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"velocities": {"joint1": 1.5, "joint2": 1.5}}]}
+    )
 
     velocities: dict[MujocoName, _PositiveOr3] = Field(
         description="{joint: max speed} in [rad/s] or [m/s]; ball joints: scalar or 3."
@@ -41,6 +49,14 @@ class VelocityLimitParams(_Params):
 
 class FreeJointVelocityLimitParams(_Params):
     """Maximum floating-base speeds (``FreeJointVelocityLimit``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"joint": "root", "max_linear_velocity": 0.5, "max_angular_velocity": [1, 1, 2]}
+            ]
+        }
+    )
 
     joint: MujocoName | None = Field(None, description="Free joint; optional if only one.")
     max_linear_velocity: _PositiveOr3 | None = Field(None, description="[m/s].")
@@ -52,6 +68,18 @@ GeomSide = Annotated[list[MujocoName], Field(min_length=1)]
 
 class CollisionAvoidanceParams(_Params):
     """Keep geom pairs apart (``CollisionAvoidanceLimit``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "geom_pairs": [[["hand", "left_finger", "right_finger"], ["floor"]]],
+                    "minimum_distance_from_collisions": 0.01,
+                    "collision_detection_distance": 0.05,
+                }
+            ]
+        }
+    )
 
     geom_pairs: Annotated[list[tuple[GeomSide, GeomSide]], Field(min_length=1)] = Field(
         description="Pair groups [A, B]: lists of geom or body names; every geom of A "
@@ -73,6 +101,10 @@ class _LimitSpecBase(BaseModel):
 class ConfigurationLimitSpec(_LimitSpecBase):
     """Joint ranges."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"name": "configuration", "type": "configuration"}]}
+    )
+
     type: Literal["configuration"]
     params: ConfigurationLimitParams = ConfigurationLimitParams()
 
@@ -93,6 +125,17 @@ class VelocityLimitSpec(_LimitSpecBase):
 
 class FreeJointVelocityLimitSpec(_LimitSpecBase):
     """Floating-base speeds."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "type": "free_joint_velocity",
+                    "params": {"max_linear_velocity": 0.5, "max_angular_velocity": 1.0},
+                }
+            ]
+        }
+    )
 
     type: Literal["free_joint_velocity"]
     params: FreeJointVelocityLimitParams = FreeJointVelocityLimitParams()

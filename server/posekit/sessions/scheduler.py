@@ -1,14 +1,17 @@
 """One solver thread that steps every due session.
 
-Sessions are kept in a heap by due time. The thread pops the sessions that are due,
-steps each one (off the event loop), and puts it back one period later unless it
-parked (converged, failed or paused). Any change wakes a session through
-:meth:`Scheduler.wake`. When steps take longer than their periods, due times slide
-instead of piling up, and the heap order keeps the sessions round-robin.
+Sessions wait in two heaps ordered by due time: *changes* (a session woken by a new
+target, weight, task…) and *cadence* (a running session's next regular step, one
+period after its previous one). The thread pops what is due — changes first — steps
+it (off the event loop) and puts it back one period later unless it parked
+(converged, failed or paused). Under overload due times slide instead of piling up,
+the heap order keeps sessions round-robin, and interaction stays responsive because
+a change never waits behind the cadence backlog.
 
-One thread rather than one per session: stepping is Python-bound, so with the GIL more
-threads would add switching without adding throughput, and 100 parked sessions cost
-nothing. Signals to the event loops are batched: one callback per loop per pass.
+One thread rather than one per session: stepping is Python-bound, so under the GIL
+more threads add switching, not throughput, and parked sessions cost nothing. Work is
+batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
+most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
 """
 
 from __future__ import annotations
@@ -28,9 +31,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # A change steps the session at once, but never sooner than this fraction of a period
-# after its previous step, so a flood of changes cannot exceed 4× rate_hz.
-WAKE_SPACING = 0.25
-MAX_BATCH = 64  # sessions stepped between two looks at the heap (and loop signals)
+# after its previous step (a flood of changes cannot exceed 2× rate_hz).
+WAKE_SPACING = 0.5
+MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait for a pass)
+LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
+MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
+
+_Entry = tuple[float, int, int, "Session"]  # (due, tie-breaker, token, session)
 
 
 class Scheduler:
@@ -39,10 +46,12 @@ class Scheduler:
     def __init__(self, name: str = "posekit-solver") -> None:
         self._name = name
         self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, int, Session]] = []
+        self._changes: list[_Entry] = []
+        self._cadence: list[_Entry] = []
         self._counter = itertools.count()
         self._thread: threading.Thread | None = None
         self._running = False
+        self._last_pass = 0.0
         self.steps = 0
 
     # --------------------------------------------------------------- control
@@ -70,21 +79,34 @@ class Scheduler:
 
     # ------------------------------------------------------------ scheduling
     def wake(self, session: Session) -> None:
-        """Step ``session`` as soon as allowed (a change happened)."""
-        now = time.monotonic()
-        at = max(now, session._last_step + WAKE_SPACING * session.period)
-        self._schedule(session, at)
-
-    def _schedule(self, session: Session, at: float) -> None:
+        """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change)."""
+        at = max(time.monotonic(), session._last_step + WAKE_SPACING * session.period)
         with self._cond:
             due = session._sched_due
-            if session.closed or (due is not None and due <= at):
-                return
-            session._sched_token += 1
-            session._sched_due = at
-            heapq.heappush(self._heap, (at, next(self._counter), session._sched_token, session))
-            if self._heap[0][3] is session:
-                self._cond.notify()
+            if due is not None:
+                if session._sched_urgent and due <= at:
+                    return
+                at = min(at, due)
+            self._push(session, at, urgent=True)
+
+    def _schedule_next(self, session: Session, at: float) -> None:
+        """The next cadence step, unless a change already rescheduled the session."""
+        with self._cond:
+            if session._sched_due is None:
+                self._push(session, at, urgent=False)
+
+    def _push(self, session: Session, at: float, urgent: bool) -> None:
+        """Make ``(at, urgent)`` the session's only valid entry (condition held)."""
+        if session.closed:
+            return
+        heads = [h[0][0] for h in (self._changes, self._cadence) if h]
+        session._sched_token += 1
+        session._sched_due = at
+        session._sched_urgent = urgent
+        entry = (at, next(self._counter), session._sched_token, session)
+        heapq.heappush(self._changes if urgent else self._cadence, entry)
+        if not heads or at < min(heads):
+            self._cond.notify()
 
     def remove(self, session: Session) -> None:
         """Never step ``session`` again (it was deleted)."""
@@ -93,26 +115,33 @@ class Scheduler:
             session._sched_due = None
 
     # ------------------------------------------------------------------ loop
+    @staticmethod
+    def _prune(heap: list[_Entry]) -> None:
+        while heap and heap[0][2] != heap[0][3]._sched_token:
+            heapq.heappop(heap)  # stale: the session was rescheduled or removed
+
     def _pop_due(self) -> list[tuple[float, Session]]:
-        """Sessions due now (waiting until one is), or [] when stopping."""
+        """Sessions due now, changes first (waiting until one is); [] when stopping."""
         with self._cond:
             while self._running:
-                while self._heap and self._heap[0][2] != self._heap[0][3]._sched_token:
-                    heapq.heappop(self._heap)  # stale entry
-                if not self._heap:
+                self._prune(self._changes)
+                self._prune(self._cadence)
+                heads = [h[0][0] for h in (self._changes, self._cadence) if h]
+                if not heads:
                     self._cond.wait()
                     continue
-                delay = self._heap[0][0] - time.monotonic()
+                delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
                 if delay > 0:
                     self._cond.wait(delay)
                     continue
+                now = self._last_pass = time.monotonic()
                 due: list[tuple[float, Session]] = []
-                now = time.monotonic()
-                while self._heap and len(due) < MAX_BATCH and self._heap[0][0] <= now:
-                    at, _, token, session = heapq.heappop(self._heap)
-                    if token == session._sched_token:
-                        session._sched_due = None  # in flight
-                        due.append((at, session))
+                for heap in (self._changes, self._cadence):
+                    while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
+                        at, _, token, session = heapq.heappop(heap)
+                        if token == session._sched_token:
+                            session._sched_due = None  # in flight
+                            due.append((at, session))
                 return due
             return []
 
@@ -130,6 +159,5 @@ class Scheduler:
                     keep_going = False
                 self.steps += 1
                 if keep_going:
-                    now = time.monotonic()
-                    self._schedule(session, max(at + session.period, now))
+                    self._schedule_next(session, max(at + session.period, time.monotonic()))
             batch.flush()

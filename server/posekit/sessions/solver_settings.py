@@ -30,13 +30,30 @@ class SolverSettings(BaseModel):
     ``paused`` stops solving; q then changes only through ``PUT /q``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "solver": "daqp",
+                    "dt": None,
+                    "damping": 1e-06,
+                    "rate_hz": 60.0,
+                    "stream_hz": 60.0,
+                    "tolerance": 1e-06,
+                    "paused": False,
+                }
+            ]
+        },
+    )
 
     solver: str = Field("daqp", description="Any installed qpsolvers backend.")
     dt: float | None = Field(
         None, gt=0.0, le=1.0, allow_inf_nan=False, description="[s]; null means 1/rate_hz."
     )
-    damping: NonNegativeFloat = Field(1e-3, description="Levenberg-Marquardt damping on H.")
+    damping: NonNegativeFloat = Field(
+        1e-6, description="Levenberg-Marquardt damping added to the Hessian diagonal."
+    )
     rate_hz: float = Field(60.0, ge=1.0, le=1000.0, description="Solve steps per second.")
     stream_hz: float = Field(60.0, ge=1.0, le=240.0, description="States per second to watchers.")
     tolerance: float = Field(

@@ -22,6 +22,8 @@ class SessionState:
         error: Why the last step failed (``status == "failed"``), else None.
         solve_us: Wall time of the step [µs] (QP, integration and error norms).
         ref: The ``ref`` of the latest target applied before this step, if any.
+        revision: The session's change counter when the step ran; a state whose
+            revision is newer than the previous one answers a change.
     """
 
     __slots__ = (
@@ -31,6 +33,7 @@ class SessionState:
         "errors",
         "q",
         "ref",
+        "revision",
         "seq",
         "solve_us",
         "status",
@@ -48,6 +51,7 @@ class SessionState:
         error: str | None,
         solve_us: float,
         ref: Any = None,
+        revision: int = 0,
     ) -> None:
         self.seq = seq
         self.time = time
@@ -58,6 +62,7 @@ class SessionState:
         self.error = error
         self.solve_us = solve_us
         self.ref = ref
+        self.revision = revision
         self._json: str | None = None
 
     def message(self) -> dict[str, Any]:
@@ -73,6 +78,7 @@ class SessionState:
             "error": self.error,
             "solve_us": self.solve_us,
             "ref": self.ref,
+            "revision": self.revision,
         }
 
     def json(self) -> str:

@@ -18,10 +18,11 @@ Pose targets may be partial: ``{position}`` alone keeps the current orientation 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mujoco
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from posekit.ik.exceptions import InvalidKeyframe, InvalidTarget
 from posekit.ik.lie import SE3
@@ -59,6 +60,11 @@ class Target(BaseModel):
     direction: Vec3 | None = Field(None, description="Direction (normalised on use).")
     q: Vector | None = Field(None, description="Posture: a configuration of size nq.")
     keyframe: MujocoName | None = Field(None, description="Posture: a keyframe name.")
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Serialise only the fields that are set (a pose is ``{position, wxyz}``)."""
+        return {k: v for k, v in handler(self).items() if v is not None}
 
     def given(self) -> list[str]:
         """Names of the fields that are set."""
@@ -107,26 +113,28 @@ def merge(
     quaternion, a direction is a unit vector, a posture is ``q`` of size nq.
     """
     check_fields(task_type, update, task_name)
+    # Values are validated already (finite, right sizes): build without re-validating.
+    make = Target.model_construct
     if task_type in ("frame", "relative_frame"):
         position = update.position or (current.position if current else None)
         wxyz = update.wxyz or (current.wxyz if current else None)
         if position is None or wxyz is None:
             raise InvalidRequest(f"target of task {task_name!r} needs both position and wxyz")
-        return Target(position=list(position), wxyz=_unit(list(wxyz), "wxyz"))
+        return make(position=list(position), wxyz=_unit(list(wxyz), "wxyz"))
     if task_type in ("com", "look_at"):
-        return Target(position=list(update.position or []))
+        return make(position=list(update.position or []))
     if task_type == "axis_align":
-        return Target(direction=_unit(list(update.direction or []), "direction"))
+        return make(direction=_unit(list(update.direction or []), "direction"))
     # posture
     if update.keyframe is not None:
         key_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, update.keyframe)
         if key_id < 0:
             raise InvalidKeyframe(update.keyframe, model)
-        return Target(q=model.key_qpos[key_id].tolist())
+        return make(q=model.key_qpos[key_id].tolist())
     q = list(update.q or [])
     if len(q) != model.nq:
         raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
-    return Target(q=q)
+    return make(q=q)
 
 
 def apply(task_type: str, task: BaseTask, target: Target) -> None:

@@ -35,6 +35,19 @@ class _Params(BaseModel):
 class FrameParams(_Params):
     """Pose of a frame in the world."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "frame": "ee",
+                    "frame_type": "site",
+                    "position_cost": 1.0,
+                    "orientation_cost": [1.0, 1.0, 0.0],
+                }
+            ]
+        }
+    )
+
     frame: MujocoName = Field(description="Name of the body, geom or site.")
     frame_type: FrameType = Field("site", description="body | geom | site.")
     position_cost: Cost3 = Field(1.0, description="[cost]/[m]: a scalar or one per axis.")
@@ -46,12 +59,29 @@ class FrameParams(_Params):
 class RelativeFrameParams(FrameParams):
     """Pose of a frame in another (root) frame of the robot."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "frame": "left_hand",
+                    "frame_type": "site",
+                    "root": "torso",
+                    "root_type": "body",
+                    "position_cost": 1.0,
+                    "orientation_cost": 0.0,
+                }
+            ]
+        }
+    )
+
     root: MujocoName = Field(description="Name of the root body, geom or site.")
     root_type: FrameType = Field("body", description="body | geom | site.")
 
 
 class ComParams(_Params):
     """Position of the center of mass."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"cost": [1.0, 1.0, 0.0]}]})
 
     cost: Cost3 = Field(1.0, description="[cost]/[m]: a scalar or one per axis.")
     gain: Gain = 1.0
@@ -60,6 +90,14 @@ class ComParams(_Params):
 
 class PointingParams(_Params):
     """Where a unit axis of a frame points."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"frame": "wrist_cam", "frame_type": "site", "axis": [0, 0, -1], "cost": 0.5}
+            ]
+        }
+    )
 
     frame: MujocoName = Field(description="Name of the body, geom or site.")
     frame_type: FrameType = Field("site", description="body | geom | site.")
@@ -71,6 +109,10 @@ class PointingParams(_Params):
 
 class EqualityParams(_Params):
     """Residuals of MuJoCo equality constraints."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"equalities": ["#0", "#1"], "cost": 10.0}]}
+    )
 
     equalities: list[MujocoName] | None = Field(
         None, description="Equality names ('#<id>' for unnamed ones); all when null."
@@ -85,12 +127,18 @@ class EqualityParams(_Params):
 class DofFreezingParams(_Params):
     """Freeze the degrees of freedom of some joints (Δq = 0 on them)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"joints": ["joint1", "joint7"]}]})
+
     joints: list[MujocoName] = Field(min_length=1, description="Joint names.")
     gain: Gain = 1.0
 
 
 class PostureParams(_Params):
     """Joint configuration toward a target posture (free joints excluded)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"cost": 0.001}, {"cost": {"joint1": 0.1, "joint2": 0.01}}]}
+    )
 
     cost: PostureCost = Field(
         1e-2, description="A scalar for every joint, or {joint: cost} (others get 0)."
@@ -102,6 +150,8 @@ class PostureParams(_Params):
 class DampingParams(_Params):
     """Penalise joint displacement per step (free joints excluded)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"cost": 0.001}]})
+
     cost: PostureCost = Field(
         1e-3, description="A scalar for every joint, or {joint: cost} (others get 0)."
     )
@@ -109,6 +159,8 @@ class DampingParams(_Params):
 
 class KineticEnergyParams(_Params):
     """Penalise the kinetic energy of the step, ½ Δqᵀ M Δq / dt²."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"cost": 0.0001}]})
 
     cost: NonNegativeFloat = 1e-4
 
@@ -151,12 +203,38 @@ class FrameTaskSpec(_TaskSpecBase):
 class RelativeFrameTaskSpec(_TaskSpecBase):
     """Relative frame task (``RelativeFrameTask``): a pose in another robot frame."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "hand_in_torso",
+                    "type": "relative_frame",
+                    "params": {"frame": "left_hand", "root": "torso"},
+                    "target": {"position": [0.3, 0.2, -0.1], "wxyz": [1, 0, 0, 0]},
+                }
+            ]
+        }
+    )
+
     type: Literal["relative_frame"]
     params: RelativeFrameParams
 
 
 class ComTaskSpec(_TaskSpecBase):
     """Center-of-mass task (``ComTask``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "com",
+                    "type": "com",
+                    "params": {"cost": 1.0},
+                    "target": {"position": [0.0, 0.0, 0.8]},
+                }
+            ]
+        }
+    )
 
     type: Literal["com"]
     params: ComParams = ComParams()
@@ -184,6 +262,19 @@ class LookAtTaskSpec(_TaskSpecBase):
 class AxisAlignTaskSpec(_TaskSpecBase):
     """Axis-align task (``AxisAlignTask``): point a frame axis along a direction."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "tool_down",
+                    "type": "axis_align",
+                    "params": {"frame": "ee", "axis": [0, 0, 1]},
+                    "target": {"direction": [0, 0, -1]},
+                }
+            ]
+        }
+    )
+
     type: Literal["axis_align"]
     params: PointingParams
 
@@ -191,12 +282,28 @@ class AxisAlignTaskSpec(_TaskSpecBase):
 class EqualityTaskSpec(_TaskSpecBase):
     """Equality-constraint task (``EqualityConstraintTask``)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"type": "equality", "role": "constraint", "params": {"equalities": ["#0"]}}
+            ]
+        }
+    )
+
     type: Literal["equality"]
     params: EqualityParams = EqualityParams()
 
 
 class DofFreezingTaskSpec(_TaskSpecBase):
     """DoF-freezing task (``DofFreezingTask``), a hard constraint by default."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"name": "keep_base", "type": "dof_freezing", "params": {"joints": ["joint1"]}}
+            ]
+        }
+    )
 
     type: Literal["dof_freezing"]
     role: Role = Field("constraint", description="constraint (default) or objective.")
@@ -206,6 +313,19 @@ class DofFreezingTaskSpec(_TaskSpecBase):
 class PostureTaskSpec(_TaskSpecBase):
     """Posture task (``PostureTask``)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "posture",
+                    "type": "posture",
+                    "params": {"cost": 0.001},
+                    "target": {"keyframe": "home"},
+                }
+            ]
+        }
+    )
+
     type: Literal["posture"]
     params: PostureParams = PostureParams()
 
@@ -213,12 +333,20 @@ class PostureTaskSpec(_TaskSpecBase):
 class DampingTaskSpec(_TaskSpecBase):
     """Damping task (``DampingTask``)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"type": "damping", "params": {"cost": 0.001}}]}
+    )
+
     type: Literal["damping"]
     params: DampingParams = DampingParams()
 
 
 class KineticEnergyTaskSpec(_TaskSpecBase):
     """Kinetic-energy regularisation (``KineticEnergyRegularizationTask``); objective only."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"type": "kinetic_energy", "params": {"cost": 0.0001}}]}
+    )
 
     type: Literal["kinetic_energy"]
     role: Literal["objective"] = Field("objective", description="Only objective is possible.")

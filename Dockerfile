@@ -1,0 +1,36 @@
+# posekit: one container serving the REST + websocket API, the viewer and the landing page.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    POSEKIT_HOST=0.0.0.0 \
+    POSEKIT_PORT=8000 \
+    POSEKIT_DB=/data/posekit.sqlite3 \
+    MENAGERIE_ROOT=/data/menagerie \
+    NUMBA_CACHE_DIR=/home/posekit/.cache/numba
+
+# MuJoCo renders nothing here, but its wheel links against these at import time.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 \
+    && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --create-home --uid 1000 posekit
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY server ./server
+COPY frontend ./frontend
+COPY models ./models
+RUN pip install . \
+    && mkdir -p /data && chown posekit:posekit /data
+
+USER posekit
+# Compile the engine's Numba kernels once, at build time, into the user's cache.
+RUN python -c "import posekit, posekit.demo; posekit.demo.run_demo(steps=2)"
+
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/api/health' % os.environ.get('POSEKIT_PORT', '8000'), timeout=4)"
+
+CMD ["posekit", "up"]

@@ -1,0 +1,76 @@
+"""Request body size limit: larger bodies get a 413 before any route sees them."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a G1 spec with a dozen tasks is ~10 kB
+
+
+class BodySizeLimit:
+    """Pure ASGI middleware refusing HTTP bodies over ``max_bytes`` with 413.
+
+    The ``Content-Length`` header is checked first; a body without one (chunked) is
+    read up to the limit and replayed to the app only when it fits.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None:
+            try:
+                too_large = int(length) > self.max_bytes
+            except ValueError:
+                too_large = False
+            if too_large:
+                await self._refuse(send, int(length))
+                return
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        messages: list[Message] = []
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._refuse(send, len(body))
+                return
+            if not message.get("more_body", False):
+                break
+        replay = iter(messages)
+
+        async def replay_receive() -> Message:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, replay_receive, send)
+
+    async def _refuse(self, send: Send, size: int) -> None:
+        payload = json.dumps(
+            {
+                "detail": f"request body of {size} bytes exceeds the limit of "
+                f"{self.max_bytes} bytes",
+                "code": "too_large",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,141 @@
+"""Error mapping: every known failure becomes a 4xx JSON body ``{detail, code, errors?}``.
+
+==========================================  ======  ==================
+exception                                    status  code
+==========================================  ======  ==================
+SessionNotFound, TaskNotFound, RobotNotFound  404     not_found
+NameConflict                                 409     conflict
+SessionLimitReached                          429     too_many_sessions
+RobotUnavailable                             503     robot_unavailable
+any other PosekitError (bad frame, joint…)   422     invalid
+pydantic ValidationError / bad JSON          422     invalid
+==========================================  ======  ==================
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from posekit.ik.exceptions import PosekitError
+from posekit.robots.errors import RobotNotFound, RobotUnavailable
+from posekit.sessions.errors import NameConflict, NotFound, SessionLimitReached
+
+logger = logging.getLogger(__name__)
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a readable message, a stable code, and field errors."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "detail": "site 'tcp' does not exist; valid site names are ['ee', 'wrist_cam']",
+                    "code": "invalid",
+                }
+            ]
+        }
+    )
+
+    detail: str = Field(description="What was wrong, naming the bad value and what is valid.")
+    code: str = Field(description="not_found | conflict | invalid | too_large | …")
+    errors: list[dict[str, Any]] | None = Field(
+        None, description="Per-field validation errors (location, message), when relevant."
+    )
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "Unknown session, task, limit or robot."},
+    409: {"model": ErrorBody, "description": "Name already used."},
+    413: {"model": ErrorBody, "description": "Request body too large."},
+    422: {"model": ErrorBody, "description": "Invalid input (message says what and why)."},
+}
+
+
+def status_of(exc: PosekitError) -> tuple[int, str]:
+    """HTTP status and error code of an engine/session/robot error."""
+    if isinstance(exc, (NotFound, RobotNotFound)):
+        return 404, "not_found"
+    if isinstance(exc, NameConflict):
+        return 409, "conflict"
+    if isinstance(exc, SessionLimitReached):
+        return 429, "too_many_sessions"
+    if isinstance(exc, RobotUnavailable):
+        return 503, "robot_unavailable"
+    return 422, "invalid"
+
+
+def _location(loc: Sequence[Any]) -> str:
+    """``body.params.position_cost.constrained-float`` → ``params.position_cost``."""
+    parts = [
+        str(p) for p in loc if p != "body" and not (isinstance(p, str) and ("[" in p or "-" in p))
+    ]
+    return ".".join(parts) or "body"
+
+
+def describe_validation(errors: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """A one-line message and JSON-safe per-field errors from pydantic errors."""
+    clean: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for error in errors:
+        where = _location(error.get("loc", ()))
+        kind = error.get("type", "")
+        if kind == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "")
+            message = f"the request body is not valid JSON ({reason})"
+        else:
+            message = f"{where}: {error.get('msg', 'invalid')}"
+            if "input" in error and kind not in ("missing",):
+                shown = repr(error["input"])
+                message += f" (got {shown[:80]}{'…' if len(shown) > 80 else ''})"
+        if message not in lines:
+            lines.append(message)
+        clean.append({"loc": where, "type": kind, "msg": str(error.get("msg", ""))})
+    shown = "; ".join(lines[:5]) + (f"; … ({len(lines) - 5} more)" if len(lines) > 5 else "")
+    return shown or "invalid request", clean
+
+
+def error_response(status: int, code: str, detail: str, errors: Any = None) -> JSONResponse:
+    body: dict[str, Any] = {"detail": detail, "code": code}
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(status_code=status, content=body)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers of the module docstring's table on ``app``."""
+
+    @app.exception_handler(PosekitError)
+    async def _posekit_error(request: Request, exc: PosekitError) -> JSONResponse:
+        status, code = status_of(exc)
+        return error_response(status, code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail, errors = describe_validation(exc.errors())
+        return error_response(422, "invalid", detail, errors)
+
+    @app.exception_handler(ValidationError)
+    async def _model_invalid(request: Request, exc: ValidationError) -> JSONResponse:
+        detail, errors = describe_validation(exc.errors())
+        return error_response(422, "invalid", detail, errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+        return error_response(exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(
+            500, "internal", f"internal error ({type(exc).__name__}); this is a posekit bug"
+        )

@@ -1,0 +1,112 @@
+"""``/api/sessions``: create, list, inspect, export, delete sessions; set q and solver."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Response, status
+
+from posekit.api.deps import ManagerDep, SessionDep
+from posekit.api.errors import ERROR_RESPONSES
+from posekit.api.schemas import (
+    QResponse,
+    SessionDetail,
+    SessionSummary,
+    SetQ,
+    StateMessage,
+    session_links,
+)
+from posekit.sessions.session import Session
+from posekit.sessions.session_spec import CreateSession, SessionSpec
+from posekit.sessions.solver_settings import SolverPatch, SolverSettings
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
+
+
+def summary_of(session: Session) -> SessionSummary:
+    return SessionSummary(**session.summary(), links=session_links(session.id))
+
+
+def detail_of(session: Session) -> SessionDetail:
+    return SessionDetail(
+        **session.summary(), links=session_links(session.id), state=session.state.message()
+    )
+
+
+@router.get("", response_model=list[SessionSummary], summary="List sessions")
+def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
+    """Live sessions, oldest first."""
+    return [summary_of(s) for s in manager.sessions()]
+
+
+@router.post(
+    "",
+    response_model=SessionDetail,
+    status_code=status.HTTP_201_CREATED,
+    summary="Create a session",
+    responses={
+        429: {"description": "Too many sessions."},
+        503: {"description": "The Menagerie robot could not be fetched."},
+    },
+)
+def create_session(
+    manager: ManagerDep,
+    request: Annotated[CreateSession | None, Body()] = None,
+) -> SessionDetail:
+    """A session on a robot (default: the built-in arm) at a keyframe, with the robot's
+    default preset tasks unless ``preset`` is false; or a session restored from a spec
+    exported by ``GET /api/sessions/{id}/spec``. It starts solving at once."""
+    return detail_of(manager.create(request))
+
+
+@router.get("/{session_id}", response_model=SessionDetail, summary="Get a session")
+def read_session(session: SessionDep) -> SessionDetail:
+    """Status, task and limit names, solver settings and the latest state."""
+    return detail_of(session)
+
+
+@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a session")
+def delete_session(session_id: str, manager: ManagerDep) -> Response:
+    """Stops the session; its websocket watchers get an error message and are closed."""
+    manager.delete(session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{session_id}/spec", response_model=SessionSpec, summary="Export the spec")
+def export_spec(session: SessionDep) -> SessionSpec:
+    """The portable spec (robot, q, tasks with targets, limits, solver);
+    ``POST /api/sessions {"spec": …}`` restores it exactly."""
+    return session.spec()
+
+
+@router.put("/{session_id}/spec", response_model=SessionSpec, summary="Replace the spec")
+def replace_spec(spec: SessionSpec, session: SessionDep) -> SessionSpec:
+    """Load a spec of the same robot into this session (q, tasks, limits, solver); the
+    session keeps its id and watchers. Validated completely before anything changes."""
+    return session.replace_spec(spec)
+
+
+@router.get("/{session_id}/state", response_model=StateMessage, summary="Latest state")
+def read_state(session: SessionDep) -> StateMessage:
+    """The latest solved state (what the stream sends as ``state``)."""
+    return StateMessage(**session.state.message())
+
+
+@router.put("/{session_id}/q", response_model=QResponse, summary="Set the configuration")
+def set_q(body: SetQ, session: SessionDep) -> QResponse:
+    """Set q from a vector (size nq) or a keyframe; the solver continues from there."""
+    return QResponse(q=session.set_q(q=body.q, keyframe=body.keyframe))
+
+
+@router.get("/{session_id}/solver", response_model=SolverSettings, summary="Solver settings")
+def read_solver(session: SessionDep) -> SolverSettings:
+    """QP backend, dt, damping, rate_hz, stream_hz, tolerance, paused."""
+    return session.solver
+
+
+@router.patch(
+    "/{session_id}/solver", response_model=SolverSettings, summary="Change solver settings"
+)
+def patch_solver(patch: SolverPatch, session: SessionDep) -> SolverSettings:
+    """Change any of solver, dt, damping, rate_hz, stream_hz, tolerance, paused."""
+    return session.set_solver(patch)

@@ -1,0 +1,213 @@
+"""``WS /api/sessions/{id}/stream``: live states out, target updates in.
+
+Server → client (JSON objects with a ``type``):
+
+- ``hello``: once, first: the session summary, task stack, limits, solver settings and
+  the latest state.
+- ``state``: solved states (see :class:`~posekit.api.schemas.StateMessage`), latest
+  wins, at most ``stream_hz`` per second on average (bursts of two; the first state
+  answering a change is never held back, the next regular one waits instead).
+- ``tasks``: the task stack, limits and solver settings, after every change of them.
+- ``error``: a client message was refused (``message`` says why, ``ref`` is the
+  client's), or the session ended (``code`` ``session_closed``; the socket closes
+  with 4410).
+- ``pong``: the answer to ``ping``.
+
+Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"direction"|
+"q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
+target; ``{"type": "ping", "ref": …}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, WebSocket
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from starlette.websockets import WebSocketDisconnect
+
+from posekit.api.deps import manager_of
+from posekit.api.errors import describe_validation, status_of
+from posekit.api.schemas import session_links
+from posekit.ik.exceptions import PosekitError
+from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.session import Session
+from posekit.sessions.subscription import Subscription
+from posekit.sessions.targets import Target
+from posekit.sessions.types import MujocoName, Name, Quaternion, Vec3, Vector
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+MAX_MESSAGE_BYTES = 64 * 1024
+PROTOCOL = 1
+Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
+
+
+class TargetMessage(BaseModel):
+    """Move a task's target (same fields and validation as a REST target PATCH)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["target"]
+    task: Name
+    position: Vec3 | None = None
+    wxyz: Quaternion | None = None
+    direction: Vec3 | None = None
+    q: Vector | None = None
+    keyframe: MujocoName | None = None
+    ref: Ref = None
+
+
+class PingMessage(BaseModel):
+    """Ask for a ``pong`` (keep-alive, round-trip time)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["ping"]
+    ref: Ref = None
+
+
+TARGET_KEYS = ("position", "wxyz", "direction", "q", "keyframe")
+CLIENT_MESSAGE: TypeAdapter[TargetMessage | PingMessage] = TypeAdapter(
+    Annotated[TargetMessage | PingMessage, Field(discriminator="type")]
+)
+
+
+class TokenBucket:
+    """At most ``rate`` events per second on average, with bursts of ``burst``.
+
+    An urgent event (a state answering a change) may borrow one token ahead, so it is
+    never held back; the regular event after it waits longer instead.
+    """
+
+    def __init__(self, burst: float = 2.0) -> None:
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def delay(self, rate: float, urgent: bool = False) -> float:
+        """Seconds to wait before the next event may pass (0 when it may pass now)."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * rate)
+        self.stamp = now
+        need = 0.0 if urgent else 1.0
+        return 0.0 if self.tokens >= need else (need - self.tokens) / rate
+
+    def take(self) -> None:
+        self.tokens -= 1.0
+
+
+def hello_message(session: Session) -> dict[str, Any]:
+    tasks = session.tasks_message()
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "session": {**session.summary(), "links": session_links(session.id)},
+        "tasks": tasks["tasks"],
+        "limits": tasks["limits"],
+        "solver": tasks["solver"],
+        "revision": tasks["revision"],
+        "state": session.state.message(),
+    }
+
+
+def error_message(code: str, message: str, ref: Any = None) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, "ref": ref}
+
+
+def _ref_of(raw: str | bytes) -> Any:
+    """The client's ``ref`` of a refused message, when it can be read at all."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    ref = data.get("ref") if isinstance(data, dict) else None
+    return ref if isinstance(ref, (str, int, float, bool)) and len(str(ref)) <= 128 else None
+
+
+def handle_client_message(session: Session, raw: str | bytes, subscription: Subscription) -> None:
+    """Apply one client message; refusals go back to this client only."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        text = f"message of {len(raw)} bytes exceeds the limit of {MAX_MESSAGE_BYTES} bytes"
+        subscription.offer_message(error_message("invalid", text))
+        return
+    ref = None
+    try:
+        message = CLIENT_MESSAGE.validate_json(raw)
+        ref = message.ref
+        if isinstance(message, PingMessage):
+            subscription.offer_message({"type": "pong", "ref": message.ref, "time": time.time()})
+            return
+        target = Target.model_construct(
+            **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
+        )
+        session.set_target(message.task, target, ref=message.ref)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if errors and errors[0].get("type") == "json_invalid":
+            detail = f"message is not valid JSON ({errors[0].get('msg', '')})"
+        elif errors and errors[0].get("type") in ("model_type", "model_attributes_type"):
+            detail = "message must be a JSON object with a 'type' (target or ping)"
+        else:
+            detail, _ = describe_validation(errors)
+        subscription.offer_message(error_message("invalid", detail, _ref_of(raw)))
+    except PosekitError as exc:
+        subscription.offer_message(error_message(status_of(exc)[1], str(exc), ref))
+
+
+async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
+    """Send hello, then updates as they come (latest state wins, rate-limited)."""
+    await websocket.send_text(json.dumps(hello_message(session)))
+    bucket = TokenBucket()
+    revision = session.revision
+    async for update in subscription:
+        for message in update.messages:
+            await websocket.send_text(json.dumps(message))
+        state = update.state
+        if state is None:
+            continue
+        wait = bucket.delay(session.solver.stream_hz, urgent=state.revision > revision)
+        if wait > 0.0:
+            await asyncio.sleep(wait)
+            state = subscription.take_state() or state
+            bucket.delay(session.solver.stream_hz)
+        bucket.take()
+        revision = state.revision
+        await websocket.send_text(state.json())
+    reason = subscription.close_reason or "session closed"
+    await websocket.send_text(json.dumps(error_message("session_closed", reason)))
+    await websocket.close(code=4410, reason=reason[:100])
+
+
+@router.websocket("/api/sessions/{session_id}/stream")
+async def stream(websocket: WebSocket, session_id: str) -> None:
+    """The session's live stream (protocol in the module docstring)."""
+    await websocket.accept()
+    try:
+        session = manager_of(websocket).get(session_id)
+    except SessionNotFound as exc:
+        await websocket.send_text(json.dumps(error_message("not_found", str(exc))))
+        await websocket.close(code=4404, reason="session not found")
+        return
+    subscription = session.subscribe(initial_state=False)
+    writer = asyncio.create_task(_write(websocket, session, subscription))
+    try:
+        while True:  # ends when the client leaves, or after the writer closed the socket
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            raw = message.get("text")
+            if raw is None:
+                raw = message.get("bytes") or b""
+            handle_client_message(session, raw, subscription)
+    except (WebSocketDisconnect, RuntimeError):
+        return
+    finally:
+        subscription.close()
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await writer

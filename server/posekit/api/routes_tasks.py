@@ -1,0 +1,93 @@
+"""``/api/sessions/{id}/tasks`` and ``/limits``: the task stack and the limits, live."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from posekit.api.deps import SessionDep
+from posekit.api.errors import ERROR_RESPONSES
+from posekit.sessions.limit_specs import LimitPatch, LimitSpec
+from posekit.sessions.task_specs import TaskPatch, TaskSpec
+
+router = APIRouter(prefix="/api/sessions/{session_id}", responses=ERROR_RESPONSES)
+
+
+@router.get("/tasks", response_model=list[TaskSpec], tags=["tasks"], summary="List tasks")
+def list_tasks(session: SessionDep) -> list[TaskSpec]:
+    """Task specs in stack order, with their current targets."""
+    return session.tasks()
+
+
+@router.post(
+    "/tasks",
+    response_model=TaskSpec,
+    status_code=status.HTTP_201_CREATED,
+    tags=["tasks"],
+    summary="Add a task",
+)
+def add_task(spec: TaskSpec, session: SessionDep) -> TaskSpec:
+    """Add a task of any engine type (``type``), by frame/joint/equality names, as an
+    objective or a hard constraint; without a target it starts at its current value."""
+    return session.add_task(spec)
+
+
+@router.get("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Get a task")
+def read_task(name: str, session: SessionDep) -> TaskSpec:
+    return session.task(name)
+
+
+@router.patch("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Change a task")
+def patch_task(name: str, patch: TaskPatch, session: SessionDep) -> TaskSpec:
+    """Costs, gain, lm_damping, axis, target, enabled, role; all validated before any
+    of them is applied."""
+    return session.patch_task(name, patch)
+
+
+@router.delete(
+    "/tasks/{name}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    tags=["tasks"],
+    summary="Remove a task",
+)
+def remove_task(name: str, session: SessionDep) -> Response:
+    session.remove_task(name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/limits", response_model=list[LimitSpec], tags=["limits"], summary="List limits")
+def list_limits(session: SessionDep) -> list[LimitSpec]:
+    return session.limits()
+
+
+@router.post(
+    "/limits",
+    response_model=LimitSpec,
+    status_code=status.HTTP_201_CREATED,
+    tags=["limits"],
+    summary="Add a limit",
+)
+def add_limit(spec: LimitSpec, session: SessionDep) -> LimitSpec:
+    """Joint ranges, joint speeds, floating-base speeds or collision avoidance."""
+    return session.add_limit(spec)
+
+
+@router.get("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Get a limit")
+def read_limit(name: str, session: SessionDep) -> LimitSpec:
+    return session.limit(name)
+
+
+@router.patch("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Change a limit")
+def patch_limit(name: str, patch: LimitPatch, session: SessionDep) -> LimitSpec:
+    """``enabled`` and/or params of the limit's type, flat (e.g. ``{"gain": 0.5}``)."""
+    return session.patch_limit(name, patch)
+
+
+@router.delete(
+    "/limits/{name}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    tags=["limits"],
+    summary="Remove a limit",
+)
+def remove_limit(name: str, session: SessionDep) -> Response:
+    session.remove_limit(name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

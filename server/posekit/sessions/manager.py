@@ -1,0 +1,244 @@
+"""The session manager: creates, finds and deletes sessions; owns the solve loop.
+
+New sessions start from a robot (its default keyframe, its default preset tasks and
+the joint-range limit) or from a full portable spec. The manager also drives the
+persistence hook (:mod:`posekit.sessions.store`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import mujoco
+
+from posekit.ik.exceptions import InvalidKeyframe
+from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
+from posekit.robots.naming import default_keyframe
+from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
+from posekit.sessions.scheduler import Scheduler
+from posekit.sessions.session import Session
+from posekit.sessions.session_spec import CreateSession, SessionSpec
+from posekit.sessions.solver_settings import SolverSettings
+from posekit.sessions.store import NullStore, SessionStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_SESSIONS = 256
+
+
+class SessionManager:
+    """All live sessions of a server.
+
+    Args:
+        registry: Where robots come from (built-ins + Menagerie by default).
+        store: Persistence hook; :class:`NullStore` (nothing persisted) by default.
+        max_sessions: Creating more is refused (:class:`SessionLimitReached`).
+        flush_interval: Seconds between two saves of a changed session.
+
+    Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
+    """
+
+    def __init__(
+        self,
+        registry: RobotRegistry | None = None,
+        store: SessionStore | None = None,
+        *,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        flush_interval: float = 0.5,
+    ) -> None:
+        self.registry = registry if registry is not None else RobotRegistry()
+        self.store: SessionStore = store if store is not None else NullStore()
+        self.max_sessions = max_sessions
+        self.scheduler = Scheduler()
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+        self._persist = not isinstance(self.store, NullStore)
+        self._dirty: set[str] = set()
+        self._flush_interval = flush_interval
+        self._stop_flushing = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self._started = False
+
+    # ------------------------------------------------------------- lifecycle
+    def start(self) -> None:
+        """Start the solve loop and restore the sessions of the store (idempotent)."""
+        if self._started:
+            return
+        self._started = True
+        self.scheduler.start()
+        for session_id, spec in self.store.load_all():
+            try:
+                self.create({"spec": spec}, session_id=session_id)
+            except Exception as exc:  # a stale spec must not stop the server
+                logger.warning("could not restore session %s: %s", session_id, exc)
+        if self._persist and self._flusher is None:
+            self._stop_flushing.clear()
+            self._flusher = threading.Thread(
+                target=self._flush_loop, name="posekit-store", daemon=True
+            )
+            self._flusher.start()
+
+    def shutdown(self) -> None:
+        """Save what changed, end every subscription and stop the solve loop.
+
+        Sessions stay in the store: a restart restores them.
+        """
+        self._started = False
+        if self._flusher is not None:
+            self._stop_flushing.set()
+            self._flusher.join(5.0)
+            self._flusher = None
+        self.flush()
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close("server shutting down")
+        self.scheduler.stop()
+
+    def __enter__(self) -> SessionManager:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # -------------------------------------------------------------- sessions
+    def create(
+        self,
+        request: CreateSession | Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (see :class:`CreateSession`); it starts solving at once.
+
+        Loading a Menagerie robot the first time may download it: call from a worker
+        thread, not from an event loop.
+        """
+        if request is None:
+            request = CreateSession()
+        elif not isinstance(request, CreateSession):
+            request = CreateSession.model_validate(request)
+        spec, model, entry = self._initial_spec(request)
+        with self._lock:
+            self._check_capacity()
+        session_id = session_id or self._new_id()
+        session = Session(
+            session_id,
+            spec,
+            model,
+            entry,
+            scheduler=self.scheduler,
+            on_change=self._mark_dirty if self._persist else None,
+        )
+        with self._lock:
+            self._check_capacity()
+            if session_id in self._sessions:
+                raise InvalidRequest(f"session id {session_id!r} is taken")
+            self._sessions[session_id] = session
+        if self._persist:
+            self.store.save_session(session_id, session.spec().model_dump(mode="json"))
+        self.scheduler.wake(session)
+        return session
+
+    def _check_capacity(self) -> None:
+        if len(self._sessions) >= self.max_sessions:
+            raise SessionLimitReached(
+                f"this server already runs {len(self._sessions)} sessions (the maximum is "
+                f"{self.max_sessions}); delete one first"
+            )
+
+    def _initial_spec(self, request: CreateSession) -> tuple[SessionSpec, mujoco.MjModel, str]:
+        if request.spec is not None:
+            clash = {"robot", "entry", "keyframe", "preset"} & request.model_fields_set
+            if clash:
+                raise InvalidRequest(
+                    f"give either a spec or {', '.join(sorted(clash))}, not both "
+                    "(the spec names its robot, q and tasks)"
+                )
+            spec = request.spec
+            if request.solver is not None:
+                spec = spec.model_copy(update={"solver": request.solver.apply_to(spec.solver)})
+            entry = self.registry.resolve_entry(spec.robot, spec.entry)
+            return spec, self.registry.model(spec.robot, entry), entry
+        robot = request.robot or DEFAULT_ROBOT
+        entry = self.registry.resolve_entry(robot, request.entry)
+        model = self.registry.model(robot, entry)
+        keyframe = request.keyframe or default_keyframe(model)
+        if keyframe is None:
+            q = model.qpos0.tolist()
+        else:
+            key_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+            if key_id < 0:
+                raise InvalidKeyframe(keyframe, model)
+            q = model.key_qpos[key_id].tolist()
+        solver = SolverSettings()
+        if request.solver is not None:
+            solver = request.solver.apply_to(solver)
+        spec = SessionSpec.model_validate(
+            {
+                "robot": robot,
+                "entry": entry,
+                "q": q,
+                "tasks": default_preset(model) if request.preset else [],
+                "limits": default_limits(model),
+                "solver": solver.model_dump(),
+            }
+        )
+        return spec, model, entry
+
+    def _new_id(self) -> str:
+        while True:
+            session_id = secrets.token_hex(4)
+            if session_id not in self._sessions:
+                return session_id
+
+    def get(self, session_id: str) -> Session:
+        """The session with this id, or :class:`SessionNotFound`."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+
+    def sessions(self) -> list[Session]:
+        """Live sessions, oldest first."""
+        return sorted(self._sessions.values(), key=lambda s: s.created)
+
+    def count(self) -> int:
+        """Number of live sessions (the manager defines no ``__len__``: an empty manager
+        must stay truthy in ``manager or SessionManager()``)."""
+        return len(self._sessions)
+
+    def delete(self, session_id: str) -> None:
+        """Stop and forget a session (its watchers are told, and the store forgets it)."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+            self._dirty.discard(session_id)
+        if session is None:
+            raise SessionNotFound(session_id)
+        session.close("session deleted")
+        self.store.delete_session(session_id)
+
+    # ----------------------------------------------------------- persistence
+    def _mark_dirty(self, session: Session) -> None:
+        self._dirty.add(session.id)
+
+    def flush(self) -> None:
+        """Save every session changed since the last flush."""
+        if not self._persist:
+            return
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+            sessions = [self._sessions[sid] for sid in dirty if sid in self._sessions]
+        for session in sessions:
+            try:
+                self.store.save_session(session.id, session.spec().model_dump(mode="json"))
+            except Exception:
+                logger.exception("could not save session %s", session.id)
+
+    def _flush_loop(self) -> None:
+        while not self._stop_flushing.wait(self._flush_interval):
+            self.flush()
