@@ -101,6 +101,7 @@ class SessionPanels:
         with gui.add_folder("Session"):
             self.viewers = gui.add_markdown("**Viewers:** 0")
             gui.add_markdown(f"**Link:** [{self._link}]({self._link})")
+            self.share = gui.add_text("Share link (select, copy)", initial_value=self._link)
             self.status = gui.add_markdown("**Status:** starting")
             keyframes = _names(self._model, mujoco.mjtObj.mjOBJ_KEY, self._model.nkey)
             self.keyframe = gui.add_dropdown("Keyframe", keyframes or ("(none)",))

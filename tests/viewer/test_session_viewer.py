@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -104,3 +105,19 @@ def test_a_rejected_gizmo_target_changes_nothing(viewer: SessionViewer) -> None:
     handle.position = np.array([np.nan, 0.0, 0.0])
     viewer.gizmos._send("ee", "frame", handle, client=None)
     assert viewer.session.task("ee").target == before
+
+
+def test_load_spec_replaces_the_session_or_changes_nothing(viewer: SessionViewer) -> None:
+    spec = viewer.session.spec().model_dump(mode="json")
+    spec["tasks"] = [t for t in spec["tasks"] if t["type"] == "posture"]
+    spec["q"][0] = 0.5
+    viewer.panels.load_spec(json.dumps(spec).encode())
+    assert [t.type for t in viewer.session.tasks()] == ["posture"]
+    _wait(lambda: "ee" not in viewer.gizmos.names)
+    before = viewer.session.spec()
+    bad = dict(spec, tasks=[{"type": "frame", "params": {"frame": "no_such_site"}}])
+    with pytest.raises(Exception, match="no_such_site"):
+        viewer.panels.load_spec(json.dumps(bad).encode())
+    with pytest.raises(ValueError, match="humanoid"):
+        viewer.panels.load_spec(json.dumps(dict(spec, robot="humanoid")).encode())
+    assert viewer.session.spec() == before
