@@ -1,43 +1,111 @@
-"""The composition root: the API app with the browser viewer wired in.
+"""The composition root: the API app with the browser viewer and the deployment
+settings (persistence, access token, CORS, limits, metrics) wired in.
 
 ``posekit.api`` knows sessions, ``posekit_viewer`` knows sessions; only this module
-knows both.
+knows both, and the ``POSEKIT_*`` environment (:mod:`posekit.settings`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
 
 from posekit.api import create_app
+from posekit.api.observability import Metrics, RequestContext, configure_logging
+from posekit.api.security import TokenAuth
 from posekit.sessions.manager import SessionManager
+from posekit.sessions.sqlite_store import SQLiteStore
+from posekit.settings import Settings
+
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def create_full_app(
     manager: SessionManager | None = None,
     *,
+    settings: Settings | None = None,
     on_startup: Sequence[Any] = (),
     on_shutdown: Sequence[Any] = (),
     **options: Any,
 ) -> FastAPI:
-    """The app serving ``/api``, ``/docs``, the landing page and ``/viewer/{sid}``."""
+    """The app serving ``/api``, ``/docs``, ``/api/metrics``, ``/`` and ``/viewer/{sid}``."""
     from posekit_viewer.hub import ViewerHub
     from posekit_viewer.web import viewer_router
 
-    manager = manager or SessionManager()
+    settings = settings or Settings.from_env()
+    configure_logging()
+    if manager is None:
+        store = SQLiteStore(settings.db) if settings.db else None
+        manager = SessionManager(store=store, max_sessions=settings.max_sessions)
     hub = ViewerHub(manager)
+    metrics = Metrics()
+    metrics.gauges["posekit_sessions"] = ("Live sessions.", lambda: float(len(manager.sessions())))
 
     def stop_viewers(_: FastAPI) -> None:
         hub.stop_all()
 
+    options.setdefault("max_body_bytes", settings.max_body_bytes)
     app = create_app(
         manager,
-        routers=[viewer_router(manager, hub)],
+        routers=[viewer_router(manager, hub), _metrics_router(metrics)],
         on_startup=on_startup,
         on_shutdown=[stop_viewers, *on_shutdown],
         **options,
     )
     app.state.viewer_hub = hub
+    app.state.metrics = metrics
+    app.state.settings = settings
+    manager.scheduler.on_step = (
+        metrics.observe_step if hasattr(manager.scheduler, "on_step") else None
+    )
+
+    @app.middleware("http")
+    async def durable_changes(request: Request, call_next: Any) -> Response:
+        """An acknowledged change to a session is in the store before its 2xx leaves."""
+        response = await call_next(request)
+        if (
+            request.method in MUTATING
+            and request.url.path.startswith("/api/sessions")
+            and response.status_code < 300
+        ):
+            await asyncio.to_thread(manager.flush)
+        return response
+
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["*"],
+            allow_headers=["*"],
+            allow_credentials=True,
+        )
+    if settings.token:
+        app.add_middleware(TokenAuth, token=settings.token)
+    app.add_middleware(RequestContext, metrics=metrics)
     return app
+
+
+def _metrics_router(metrics: Metrics) -> APIRouter:
+    router = APIRouter()
+
+    @router.get(
+        "/api/metrics",
+        tags=["meta"],
+        summary="Prometheus metrics",
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"text/plain": {"example": "posekit_sessions 2\n"}},
+                "description": "Prometheus text format 0.0.4.",
+            }
+        },
+    )
+    def prometheus() -> Response:
+        """Sessions, solve steps and their duration, websocket clients, rejected requests."""
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    return router

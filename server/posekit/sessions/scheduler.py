@@ -21,6 +21,7 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from posekit.sessions.subscription import SignalBatch
@@ -53,6 +54,8 @@ class Scheduler:
         self._running = False
         self._last_pass = 0.0
         self.steps = 0
+        self.on_step: Callable[[float], None] | None = None
+        """Called with each step's solve time [µs] (metrics), on the solver thread."""
 
     # --------------------------------------------------------------- control
     def start(self) -> None:
@@ -158,6 +161,8 @@ class Scheduler:
                     logger.exception("session %s: step crashed", session.id)
                     keep_going = False
                 self.steps += 1
+                if self.on_step is not None:
+                    self.on_step(session.state.solve_us)
                 if keep_going:
                     self._schedule_next(session, max(at + session.period, time.monotonic()))
             batch.flush()

@@ -1,0 +1,164 @@
+"""Deployment features against real server processes: persistence across restarts and
+SIGKILL, the access token on REST, websocket and viewer, and the metrics endpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ServerProcess:
+    """``posekit up`` in a subprocess with the given ``POSEKIT_*`` environment."""
+
+    def __init__(self, **environment: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, **environment)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "posekit.cli",
+                "up",
+                "--port",
+                str(self.port),
+                "--robot",
+                "none",
+            ],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60.0
+        while True:
+            try:
+                if httpx.get(self.url + "/api/health", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("posekit up did not start")
+            time.sleep(0.2)
+
+    def stop(self, kill: bool = False) -> None:
+        self.process.send_signal(signal.SIGKILL if kill else signal.SIGINT)
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[str]:
+    yield str(tmp_path / "posekit.sqlite3")
+
+
+def test_sessions_survive_a_restart(database: str) -> None:
+    server = ServerProcess(POSEKIT_DB=database)
+    client = httpx.Client(base_url=server.url, timeout=30)
+    first = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    second = client.post("/api/sessions", json={"robot": "humanoid"}).json()["id"]
+    client.patch(
+        f"/api/sessions/{first}/tasks/ee",
+        json={"position_cost": 2.5, "target": {"position": [0.45, 0.1, 0.35]}},
+    ).raise_for_status()
+    time.sleep(1.0)
+    specs = {sid: client.get(f"/api/sessions/{sid}/spec").json() for sid in (first, second)}
+    server.stop()
+    restarted = ServerProcess(POSEKIT_DB=database)
+    client = httpx.Client(base_url=restarted.url, timeout=30)
+    try:
+        assert {s["id"] for s in client.get("/api/sessions").json()} == {first, second}
+        for sid, spec in specs.items():
+            restored = client.get(f"/api/sessions/{sid}/spec").json()
+            assert restored["tasks"] == spec["tasks"] and restored["limits"] == spec["limits"]
+            assert restored["q"] == pytest.approx(spec["q"], abs=1e-9)
+    finally:
+        restarted.stop()
+
+
+def test_acknowledged_changes_survive_sigkill(database: str) -> None:
+    server = ServerProcess(POSEKIT_DB=database)
+    client = httpx.Client(base_url=server.url, timeout=30)
+    sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    acknowledged = None
+    for index in range(40):  # a burst of acknowledged changes, then kill -9 at once
+        cost = 1.0 + index / 10.0
+        if (
+            client.patch(f"/api/sessions/{sid}/tasks/ee", json={"position_cost": cost}).status_code
+            == 200
+        ):
+            acknowledged = cost
+    server.stop(kill=True)
+    restarted = ServerProcess(POSEKIT_DB=database)
+    try:
+        ee = httpx.get(f"{restarted.url}/api/sessions/{sid}/tasks/ee", timeout=30).json()
+        assert ee["params"]["position_cost"] == acknowledged
+    finally:
+        restarted.stop()
+
+
+def test_the_token_guards_rest_websocket_and_viewer() -> None:
+    server = ServerProcess(POSEKIT_TOKEN="s3cret")
+    try:
+        assert httpx.get(server.url + "/api/health").status_code == 200  # health checks stay open
+        assert httpx.get(server.url + "/api/sessions").status_code == 401
+        assert httpx.get(server.url + "/").status_code == 401
+        auth = {"Authorization": "Bearer s3cret"}
+        sid = httpx.post(server.url + "/api/sessions", json={"robot": "arm7"}, headers=auth).json()[
+            "id"
+        ]
+        assert httpx.get(f"{server.url}/viewer/{sid}").status_code == 401
+        page = httpx.get(f"{server.url}/viewer/{sid}?token=s3cret")
+        assert page.status_code == 200 and "posekit_token" in page.headers["set-cookie"]
+        assert (
+            httpx.get(f"{server.url}/viewer/{sid}", cookies={"posekit_token": "s3cret"}).status_code
+            == 200
+        )
+        stream = f"ws://127.0.0.1:{server.port}/api/sessions/{sid}/stream"
+        with pytest.raises(InvalidStatus):
+            connect(stream).close()
+        with connect(stream, additional_headers=auth) as websocket:
+            assert '"hello"' in websocket.recv(timeout=10)
+    finally:
+        server.stop()
+
+
+def test_metrics_in_prometheus_format() -> None:
+    server = ServerProcess()
+    try:
+        httpx.post(server.url + "/api/sessions", json={"robot": "arm7"})
+        httpx.get(server.url + "/api/sessions/nope")
+        time.sleep(0.5)
+        response = httpx.get(server.url + "/api/metrics")
+        assert response.headers["content-type"].startswith("text/plain")
+        text = response.text
+        assert "posekit_sessions 1.0" in text
+        assert 'posekit_rejected_requests_total{status="404"} 1' in text
+        steps = int(
+            next(
+                line for line in text.splitlines() if line.startswith("posekit_steps_total")
+            ).split()[1]
+        )
+        assert steps > 0
+        assert "posekit_solve_time_us_bucket" in text
+        assert response.headers.get("x-request-id")
+    finally:
+        server.stop()
