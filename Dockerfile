@@ -4,10 +4,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    POSEKIT_HOST=0.0.0.0 \
-    POSEKIT_PORT=8000 \
     POSEKIT_DB=/data/posekit.sqlite3 \
-    MENAGERIE_ROOT=/data/menagerie \
     NUMBA_CACHE_DIR=/home/posekit/.cache/numba
 
 # MuJoCo renders nothing here, but its wheel links against these at import time.
@@ -31,6 +28,6 @@ RUN python -c "import posekit, posekit.demo; posekit.demo.run_demo(steps=2)"
 VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/api/health' % os.environ.get('POSEKIT_PORT', '8000'), timeout=4)"
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/api/health', timeout=4)"
 
-CMD ["posekit", "up"]
+CMD ["posekit", "up", "--host", "0.0.0.0", "--port", "8000"]

@@ -131,7 +131,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
-        return error_response(exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail))
+        response = error_response(exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail))
+        response.headers.update(exc.headers or {})  # e.g. Allow on 405
+        return response
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
