@@ -30,17 +30,8 @@ class AxisAlignTask(PointingTask):
     error_and_map = staticmethod(axis_align_error_and_map)
     kernel = staticmethod(axis_align_kernel)
 
-    def __init__(
-        self,
-        frame_name: str | int,
-        frame_type: str,
-        axis: object = (0.0, 0.0, 1.0),
-        cost: object = 1.0,
-        gain: float = 1.0,
-        lm_damping: float = 0.0,
-    ) -> None:
-        super().__init__(frame_name, frame_type, axis, cost, gain, lm_damping)
-        self.target_dir: np.ndarray | None = None
+    target_dir: np.ndarray | None = None
+    """Unit target direction in the world (None until set)."""
 
     def set_target(self, target_dir: object) -> None:
         """Set the direction :math:`t` in the world, shape ``(3,)``; it is normalised."""

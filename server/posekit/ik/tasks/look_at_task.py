@@ -36,17 +36,8 @@ class LookAtTask(PointingTask):
     error_and_map = staticmethod(look_at_error_and_map)
     kernel = staticmethod(look_at_kernel)
 
-    def __init__(
-        self,
-        frame_name: str | int,
-        frame_type: str,
-        axis: object = (0.0, 0.0, 1.0),
-        cost: object = 1.0,
-        gain: float = 1.0,
-        lm_damping: float = 0.0,
-    ) -> None:
-        super().__init__(frame_name, frame_type, axis, cost, gain, lm_damping)
-        self.target_pos: np.ndarray | None = None
+    target_pos: np.ndarray | None = None
+    """Target point [m] to look at, in the world (None until set)."""
 
     def set_target(self, target_pos: object) -> None:
         """Set the point :math:`p^*` [m] to look at, in the world, shape ``(3,)``."""
