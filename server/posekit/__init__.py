@@ -7,5 +7,14 @@ solve_ik``); it follows mink 1.3.0, so ``import posekit as mink`` works.
 from posekit.ik import *  # noqa: F403
 from posekit.ik import __all__ as _engine_names
 
+# The engine's modules under upstream's names, so that ``mink.lie.SE3`` or
+# ``mink.utils.get_body_body_ids`` keep working after ``import posekit as mink``.
+from posekit.ik import configuration as configuration
+from posekit.ik import exceptions as exceptions
+from posekit.ik import lie as lie
+from posekit.ik import limits as limits
+from posekit.ik import tasks as tasks
+from posekit.ik import utils as utils
+
 __all__ = list(_engine_names)
 __version__ = "0.1.0"

@@ -184,13 +184,15 @@ def test_bad_geom_pairs_name_the_bad_value(groups: object, fragments: list[str])
         ({"gain": 0.0}, "gain"),
         ({"gain": 1.2}, "gain"),
         ({"gain": float("nan")}, "gain"),
-        ({"minimum_distance_from_collisions": -0.1}, "minimum_distance_from_collisions"),
+        ({"minimum_distance_from_collisions": float("nan")}, "minimum_distance_from_collisions"),
+        ({"minimum_distance_from_collisions": "0.1"}, "minimum_distance_from_collisions"),
         ({"collision_detection_distance": float("inf")}, "collision_detection_distance"),
         (
             {"minimum_distance_from_collisions": 0.02, "collision_detection_distance": 0.01},
             "must be >= minimum_distance_from_collisions",
         ),
         ({"bound_relaxation": float("nan")}, "bound_relaxation"),
+        ({"broadphase": "yes"}, "broadphase must be True or False"),
     ],
 )
 def test_bad_parameters_are_rejected(kwargs: dict, fragment: str) -> None:
@@ -235,6 +237,60 @@ def test_sphere_row_and_bound(q: float, expected_h: float) -> None:
     # Moving the sphere away (+x) increases d: G Δq = -Δd, so the row is -1 whatever the sign of d.
     np.testing.assert_allclose(G, [[-1.0]], atol=1e-9)
     np.testing.assert_allclose(h, [expected_h], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("q", "expected_h"),
+    [
+        (-0.105, None),  # penetrating by 5 mm: not deeper than the detection distance
+        (-0.115, 0.5 * (-0.015 + 0.03)),  # in range, above d_min
+        (-0.14, 0.0),  # deeper than d_min
+    ],
+)
+def test_negative_distances_allow_penetration(q: float, expected_h: float | None) -> None:
+    """As upstream: d_min < 0 lets geoms penetrate; detection < 0 waits for penetration."""
+    limit = CollisionAvoidanceLimit(
+        SPHERES,
+        [(["fixed"], ["moving"])],
+        gain=0.5,
+        minimum_distance_from_collisions=-0.03,
+        collision_detection_distance=-0.01,
+    )
+    G, h = limit.compute_qp_inequalities(posekit.Configuration(SPHERES, np.array([q])), DT)
+    if expected_h is None:
+        np.testing.assert_array_equal(G, [[0.0]])
+        np.testing.assert_array_equal(h, [np.inf])
+    else:
+        np.testing.assert_allclose(G, [[-1.0]], atol=1e-9)
+        np.testing.assert_allclose(h, [expected_h], atol=1e-9)
+    # The broadphase agrees with the exact query, also when r1 + r2 + detection < 0.
+    for detection in (-0.01, -0.25):
+        pair = [(["fixed"], ["moving"])]
+        fast, exact = (
+            CollisionAvoidanceLimit(
+                SPHERES, pair, minimum_distance_from_collisions=-0.3,
+                collision_detection_distance=detection, broadphase=broadphase,
+            )
+            for broadphase in (True, False)
+        )  # fmt: skip
+        for position in np.linspace(-0.3, 0.1, 41):
+            configuration = posekit.Configuration(SPHERES, np.array([position]))
+            np.testing.assert_array_equal(
+                fast.compute_qp_inequalities(configuration, DT).h,
+                exact.compute_qp_inequalities(configuration, DT).h,
+            )
+    # A rollout pushing the spheres into each other stops at d_min = -3 cm.
+    configuration = posekit.Configuration(SPHERES, np.array([0.0]))
+    push = posekit.PostureTask(SPHERES, cost=1.0)
+    push.set_target(np.array([-0.5]))
+    limits = [limit, posekit.VelocityLimit(SPHERES, {"x": 0.5})]
+    distances = []
+    for _ in range(300):
+        velocity = posekit.solve_ik(configuration, [push], DT, "daqp", limits=limits)
+        configuration.integrate_inplace(velocity, DT)
+        distances.append(0.1 + configuration.q[0])
+    assert min(distances) >= -0.03 - 1e-9
+    assert distances[-1] == pytest.approx(-0.03, abs=1e-6)
 
 
 def test_pairs_out_of_range_have_zero_rows_and_infinite_bounds() -> None:
@@ -314,8 +370,10 @@ def test_broadphase_changes_nothing(model_name: str) -> None:
         model, groups = TWO_ARMS, [(LEFT, RIGHT), (LEFT + RIGHT, ["floor"])]
     detection = 0.05 if model_name == "aloha" else 0.15
     fast = CollisionAvoidanceLimit(model, groups, collision_detection_distance=detection)
-    exact = CollisionAvoidanceLimit(model, groups, collision_detection_distance=detection)
-    exact._use_broadphase = False
+    exact = CollisionAvoidanceLimit(
+        model, groups, collision_detection_distance=detection, broadphase=False
+    )
+    assert fast.broadphase and not exact.broadphase
     configuration = posekit.Configuration(model)
     rng = np.random.default_rng(2)
     pruned = active = 0

@@ -6,6 +6,7 @@ import mujoco
 import numpy as np
 import posekit
 import pytest
+import qpsolvers
 from conftest import builtin_model
 from posekit import SE3
 
@@ -167,3 +168,167 @@ def test_failures_leave_the_task_unchanged() -> None:
         task.set_position_cost([1.0, -2.0, 3.0])
     np.testing.assert_array_equal(task.transform_target_to_world.wxyz_xyz, target.wxyz_xyz)
     np.testing.assert_array_equal(task.cost, np.ones(6))
+
+
+def test_errors_are_also_upstream_and_builtin_classes() -> None:
+    """Code that catches what upstream raises keeps catching posekit's errors."""
+    with pytest.raises(qpsolvers.SolverNotFound, match="'nosuch' is not installed"):
+        posekit.solve_ik(_configuration(), [], 0.01, "nosuch")
+    with pytest.raises(posekit.InvalidSolverSettings):
+        posekit.solve_ik(_configuration(), [], 0.01, "nosuch")
+    geom = ARM.geom(ARM.ngeom - 1).name
+    with pytest.raises(posekit.InvalidFrame, match="'nope' is neither a geom nor a body"):
+        posekit.CollisionAvoidanceLimit(ARM, [(["nope"], [geom])])
+    with pytest.raises(posekit.LimitDefinitionError, match=r"geom id 999 is out of range"):
+        posekit.CollisionAvoidanceLimit(ARM, [([999], [geom])])
+    with pytest.raises(ValueError, match=r"q must have shape \(7,\)"):
+        _configuration().update(np.zeros(3))
+    for name in ("InvalidConfigurationVector", "InvalidGeomPair", "SolverNotInstalled"):
+        assert issubclass(getattr(posekit, name), posekit.MinkError), name
+
+
+@pytest.mark.parametrize(
+    ("operation", "error", "fragment"),
+    [
+        (lambda: posekit.Configuration(ARM).integrate(np.zeros(3), 0.1), ValueError, r"\(7,\)"),
+        (lambda: posekit.Configuration(ARM, q=np.ones(2)), ValueError, r"\(7,\)"),
+        (lambda: posekit.SE3.identity() @ posekit.SO3.identity(), TypeError, "SE3 @ SO3"),
+        (lambda: posekit.SO3(np.zeros(3)), ValueError, r"wxyz must have shape \(4,\)"),
+        (lambda: posekit.SE3.from_matrix(np.eye(3)), ValueError, r"\(4, 4\)"),
+        (lambda: posekit.SO3.from_matrix(np.eye(4)), ValueError, r"\(3, 3\)"),
+        (lambda: posekit.SO3.identity().apply(np.zeros(2)), ValueError, "target"),
+        (
+            lambda: posekit.SE3.from_rotation_and_translation(posekit.SO3.identity(), [1, 2]),
+            ValueError,
+            "translation",
+        ),
+        (
+            lambda: posekit.FrameTask("ee", "site", 1, 1).set_orientation_cost([1, 2]),
+            posekit.TaskDefinitionError,
+            "orientation_cost",
+        ),
+        (
+            lambda: posekit.RelativeFrameTask("ee", "site", "base", "body", 1, 1).set_target(None),
+            posekit.InvalidTarget,
+            "transform_target_to_root must be an SE3",
+        ),
+        (
+            lambda: posekit.FrameTask("ee", "site", 1, 1).set_gain(2.0),
+            posekit.InvalidGain,
+            r"\[0, 1\], got 2.0",
+        ),
+        (
+            lambda: posekit.PostureTask(ARM, 1.0).set_lm_damping(float("inf")),
+            posekit.InvalidDamping,
+            "inf",
+        ),
+        (lambda: posekit.DofFreezingTask(ARM, [0.5]), posekit.TaskDefinitionError, "0.5"),
+        (lambda: posekit.DofFreezingTask(ARM, 3), posekit.TaskDefinitionError, "sequence"),
+        (
+            lambda: posekit.KineticEnergyRegularizationTask(1.0).set_dt(float("nan")),
+            posekit.TaskDefinitionError,
+            "dt",
+        ),
+        (
+            lambda: posekit.EqualityConstraintTask(
+                mujoco.MjModel.from_xml_string(EQUALITY_XML), 1.0, equalities=["couple", 0]
+            ),
+            posekit.TaskDefinitionError,
+            "listed twice",
+        ),
+        (
+            lambda: posekit.VelocityLimit(ARM, {"joint1": "fast"}),
+            posekit.LimitDefinitionError,
+            "numeric",
+        ),
+        (
+            lambda: posekit.ConfigurationLimit(ARM, min_distance_from_limits=float("nan")),
+            posekit.LimitDefinitionError,
+            "min_distance_from_limits",
+        ),
+        (
+            lambda: posekit.FreeJointVelocityLimit(ARM, joint_name="joint1"),
+            posekit.LimitDefinitionError,
+            "'joint1' is not a free joint",
+        ),
+    ],
+)
+def test_more_bad_inputs(operation: object, error: type, fragment: str) -> None:
+    with pytest.raises(error, match=fragment):
+        operation()  # type: ignore[operator]
+
+
+FLEX_XML = """
+<mujoco><worldbody>
+  <flexcomp name="cloth" type="grid" count="3 3 1" spacing="0.1 0.1 0.1" radius="0.01"
+    dim="2" mass="0.1"><edge equality="true"/></flexcomp>
+</worldbody></mujoco>
+"""
+
+
+@pytest.mark.parametrize(
+    ("operation", "error", "fragment"),
+    [
+        (
+            lambda: posekit.Configuration(ARM).get_frame_jacobian(None, "body"),
+            posekit.InvalidFrame,
+            r"body 'None' does not exist; valid body names are",
+        ),
+        (
+            lambda: posekit.CollisionAvoidanceLimit(ARM, [(1.5, [0])]),
+            posekit.LimitDefinitionError,
+            "1.5 is not a geom name, id, body name or sequence of them",
+        ),
+        (
+            lambda: posekit.KineticEnergyRegularizationTask(True),
+            posekit.TaskDefinitionError,
+            "cost must be a number, got True",
+        ),
+        (
+            lambda: posekit.KineticEnergyRegularizationTask("x"),
+            posekit.TaskDefinitionError,
+            "cost must be a number, got 'x'",
+        ),
+        (
+            lambda: posekit.EqualityConstraintTask(
+                mujoco.MjModel.from_xml_string(EQUALITY_XML), 1.0, equalities=[]
+            ),
+            posekit.TaskDefinitionError,
+            "at least one",
+        ),
+        (
+            lambda: posekit.EqualityConstraintTask(mujoco.MjModel.from_xml_string(FLEX_XML), 1.0),
+            posekit.InvalidConstraint,
+            "unsupported type mjEQ_FLEX; supported: connect, weld, joint, tendon",
+        ),
+        (lambda: posekit.ComTask(1.0).set_target("abc"), posekit.InvalidTarget, "numeric"),
+        (lambda: posekit.AxisAlignTask("ee", "site").set_target("up"), posekit.InvalidTarget, "up"),
+        (
+            lambda: posekit.AxisAlignTask("ee", "site").set_target([0.0, 1.0]),
+            posekit.InvalidTarget,
+            r"shape \(3,\), got \[0.0, 1.0\]",
+        ),
+        (
+            lambda: posekit.LookAtTask("ee", "site", axis="z"),
+            posekit.TaskDefinitionError,
+            "axis must be numeric",
+        ),
+        (
+            lambda: posekit.SE3.from_mocap_id(mujoco.MjData(ARM), 0),
+            posekit.InvalidMocapBody,
+            "no mocap body",
+        ),
+    ],
+)
+def test_remaining_bad_inputs(operation: object, error: type, fragment: str) -> None:
+    with pytest.raises(error, match=fragment):
+        operation()  # type: ignore[operator]
+
+
+def test_a_failing_qpsolvers_backend_raises_no_solution_found() -> None:
+    configuration = _configuration()
+    limit = posekit.VelocityLimit(ARM, {"joint1": 1.0})
+    posture = posekit.PostureTask(ARM, cost=1.0)
+    posture.set_target(ARM.qpos0 + 0.5)
+    with pytest.raises(posekit.NoSolutionFound, match="'quadprog' found no solution"):
+        posekit.solve_ik(configuration, [], 0.01, "quadprog", limits=[limit], constraints=[posture])

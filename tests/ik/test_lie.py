@@ -182,3 +182,63 @@ def test_wrong_parameter_shapes_are_rejected(group: type[MatrixLieGroup], size: 
         group(np.zeros(size + 1))
     with pytest.raises(ValueError, match="tangent"):
         group.exp(np.zeros(group.tangent_dim + 1))
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _small_adjoint(group: type[MatrixLieGroup], tangent: np.ndarray) -> np.ndarray:
+    """The matrix ad(τ) of the Lie bracket: [θ]x for SO3, [[θ]x [ρ]x; 0 [θ]x] for SE3."""
+    if group is SO3:
+        return _skew(tangent)
+    ad = np.zeros((6, 6))
+    ad[:3, :3] = ad[3:, 3:] = _skew(tangent[3:])
+    ad[:3, 3:] = _skew(tangent[:3])
+    return ad
+
+
+def _left_jacobian_series(ad: np.ndarray, terms: int = 60) -> np.ndarray:
+    r""":math:`J_l(\tau) = \sum_k \mathrm{ad}_\tau^k / (k+1)!`, summed term by term."""
+    total, term, factorial = np.zeros_like(ad), np.eye(len(ad)), 1.0
+    for k in range(terms):
+        factorial *= k + 1
+        total += term / factorial
+        term = term @ ad
+    return total
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize(
+    "angle", [0.0, 1e-9, 1e-6, 1e-4, 9.9e-4, 1.01e-3, 5e-3, 9.9e-3, 1.01e-2, 0.3, 1.5, 3.0]
+)
+def test_jacobians_match_their_power_series_at_every_angle(
+    group: type[MatrixLieGroup], angle: float
+) -> None:
+    """Closed forms and small-angle expansions both agree with the defining series."""
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        tangent = _tangent(group, rng)
+        rotation = tangent[-3:]
+        tangent[-3:] = rotation * (angle / np.linalg.norm(rotation))
+        ad = _small_adjoint(group, tangent)
+        left, right = _left_jacobian_series(ad), _left_jacobian_series(-ad)
+        eye = np.eye(group.tangent_dim)
+        np.testing.assert_allclose(group.ljac(tangent), left, atol=1e-11)
+        np.testing.assert_allclose(group.rjac(tangent), right, atol=1e-11)
+        np.testing.assert_allclose(group.ljacinv(tangent) @ left, eye, atol=1e-11)
+        np.testing.assert_allclose(group.rjacinv(tangent) @ right, eye, atol=1e-11)
+        assert np.all(np.isfinite(group.ljacinv(tangent)))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_matmul_composes_elements_and_applies_to_points(group: type[MatrixLieGroup]) -> None:
+    a, b = _samples(group, 2)
+    point = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose((a @ b).as_matrix(), a.multiply(b).as_matrix(), atol=1e-15)
+    np.testing.assert_allclose(a @ point, a.apply(point), atol=1e-15)
+    other = SE3 if group is SO3 else SO3
+    with pytest.raises(TypeError, match=f"right operand must be an {group.__name__}"):
+        a @ other.identity()  # type: ignore[operator]
+    with pytest.raises(TypeError, match=r"point array of shape \(3,\)"):
+        a @ [0.3, -0.2, 0.5]  # type: ignore[operator]

@@ -106,17 +106,75 @@ def test_velocity_limit_validation(velocities: dict, message: str) -> None:
         posekit.VelocityLimit(model, velocities)
 
 
-def test_free_joint_velocity_limit() -> None:
+def test_free_joint_velocity_limit_bounds_the_base_frame_speeds() -> None:
     model = mujoco.MjModel.from_xml_string(BALL_XML)
     configuration = posekit.Configuration(model)
-    limit = posekit.FreeJointVelocityLimit(model, max_linear_velocity=2.0)
-    bounds, _ = limit.compute_qp_bounds_and_rows(configuration, 0.5)
-    np.testing.assert_allclose(bounds.upper[:3], 1.0)
-    assert np.all(np.isinf(bounds.upper[3:]))
+    q = configuration.q
+    rotation = posekit.SO3.from_rpy_radians(0.4, -0.3, 1.1)
+    q[3:7] = rotation.wxyz
+    configuration.update(q)
+    limit = posekit.FreeJointVelocityLimit(model, [1.0, 2.0, 3.0], 4.0)
+    assert limit.base_body_id == model.body("base").id
+    np.testing.assert_array_equal(limit.linear_max, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(limit.angular_max, [4.0, 4.0, 4.0])
+    dt = 0.5
+    G, h = limit.compute_qp_inequalities(configuration, dt)
+    R = rotation.as_matrix()
+    expected = np.zeros((12, model.nv))
+    expected[0:3, 0:3], expected[3:6, 3:6] = R.T, np.eye(3)
+    expected[6:9, 0:3], expected[9:12, 3:6] = -R.T, -np.eye(3)
+    np.testing.assert_allclose(G, expected, atol=1e-12)
+    np.testing.assert_allclose(h, dt * np.array([1, 2, 3, 4, 4, 4] * 2))
+    # The split form (angular simple bounds, linear rows) has the same feasible set.
+    bounds, rows = limit.compute_qp_bounds_and_rows(configuration, dt)
+    np.testing.assert_allclose(bounds.upper[3:6], 2.0)
+    assert np.all(np.isinf(bounds.upper[:3])) and np.all(np.isinf(bounds.upper[6:]))
+    np.testing.assert_allclose(rows.G, expected[[0, 1, 2, 6, 7, 8]], atol=1e-12)
+    # Only the linear part: no simple bounds at all.
+    linear_only = posekit.FreeJointVelocityLimit(model, max_linear_velocity=2.0)
+    assert linear_only.angular_max is None
+    bounds, rows = linear_only.compute_qp_bounds_and_rows(configuration, dt)
+    assert bounds is None and rows.G.shape == (6, model.nv)
+    assert posekit.FreeJointVelocityLimit(model).compute_qp_inequalities(configuration, dt).inactive
+
+
+def test_free_joint_velocity_limit_holds_while_chasing_a_far_target() -> None:
+    model = mujoco.MjModel.from_xml_string(BALL_XML)
+    configuration = posekit.Configuration(model)
+    q = configuration.q
+    q[3:7] = posekit.SO3.from_rpy_radians(0.3, 0.2, 0.9).wxyz
+    configuration.update(q)
+    task = posekit.FrameTask("base", "body", position_cost=1.0, orientation_cost=1.0)
+    task.set_target(
+        posekit.SE3.from_rotation_and_translation(
+            posekit.SO3.from_z_radians(2.5), np.array([5.0, -3.0, 2.0])
+        )
+    )
+    v_max, w_max = np.array([0.3, 0.5, 0.7]), np.array([0.2, 0.4, 0.6])
+    limit = posekit.FreeJointVelocityLimit(model, v_max, w_max, joint_name="root")
+    dt = 0.02
+    saturated = 0
+    for _ in range(200):
+        velocity = posekit.solve_ik(configuration, [task], dt, "daqp", limits=[limit])
+        R = configuration.get_transform_frame_to_world("base", "body").rotation().as_matrix()
+        linear_in_base = R.T @ velocity[:3]
+        assert np.all(np.abs(linear_in_base) <= v_max + 1e-9), linear_in_base
+        assert np.all(np.abs(velocity[3:6]) <= w_max + 1e-9), velocity[3:6]
+        saturated += bool(np.any(np.isclose(np.abs(linear_in_base), v_max)))
+        configuration.integrate_inplace(velocity, dt)
+    assert saturated > 100  # the target is far: the bound was active most of the time
+
+
+def test_free_joint_velocity_limit_validation() -> None:
+    model = mujoco.MjModel.from_xml_string(BALL_XML)
     with pytest.raises(posekit.LimitDefinitionError, match="not a free joint"):
         posekit.FreeJointVelocityLimit(model, 1.0, joint_name="ball")
     with pytest.raises(posekit.LimitDefinitionError, match="0 free joints"):
         posekit.FreeJointVelocityLimit(ARM, 1.0)
+    with pytest.raises(posekit.LimitDefinitionError, match="max_angular_velocity"):
+        posekit.FreeJointVelocityLimit(model, 1.0, [1.0, -1.0, 1.0])
+    with pytest.raises(posekit.LimitDefinitionError, match="max_linear_velocity"):
+        posekit.FreeJointVelocityLimit(model, [1.0, 2.0])
 
 
 def _rollout_toward_unreachable(
@@ -151,3 +209,81 @@ def test_limits_hold_over_long_rollout_builtin_arm() -> None:
 def test_limits_hold_over_long_rollout_ur5e() -> None:
     model = menagerie_model("universal_robots_ur5e")
     _rollout_toward_unreachable(model, "attachment_site", "home", reaches_a_limit=False)
+
+
+def _ball_rollout(ball_speed: float) -> tuple[float, float, np.ndarray]:
+    """Largest slide excursion, largest ball angle and the per-step angle excess."""
+    model = mujoco.MjModel.from_xml_string(BALL_XML)
+    configuration = posekit.Configuration(model)
+    task = posekit.FrameTask("tip", "site", position_cost=1.0, orientation_cost=0.1)
+    task.set_target(posekit.SE3.from_translation(np.array([2.0, 1.0, -1.0])))
+    freeze = posekit.DofFreezingTask(model, dof_indices=list(range(6)))
+    speeds = {"ball": ball_speed, "slide": 0.5}
+    limits = [posekit.ConfigurationLimit(model), posekit.VelocityLimit(model, speeds)]
+    ball_adr, slide_adr = model.joint("ball").qposadr[0], model.joint("slide").qposadr[0]
+    dt, largest_slide, excess = 0.01, 0.0, []
+    for _ in range(600):
+        velocity = posekit.solve_ik(
+            configuration, [task], dt, "daqp", limits=limits, constraints=[freeze]
+        )
+        assert np.all(np.abs(velocity[6:9]) <= ball_speed + 1e-6)
+        assert abs(velocity[9]) <= 0.5 + 1e-6
+        np.testing.assert_allclose(velocity[:6], 0.0, atol=1e-7)
+        configuration.integrate_inplace(velocity, dt)
+        slide = abs(configuration.q[slide_adr])
+        assert slide <= 0.1 + 1e-6  # scalar joints: exact
+        largest_slide = max(largest_slide, slide)
+        quat = configuration.q[ball_adr : ball_adr + 4]
+        excess.append(2 * np.arctan2(np.linalg.norm(quat[1:]), abs(quat[0])) - 0.8)
+    return largest_slide, 0.8 + max(excess), np.array(excess)
+
+
+def test_ball_and_slide_limits_hold_over_long_rollout() -> None:
+    """The base is frozen; the tip chases a far target through a limited ball joint.
+
+    The ball row bounds the first-order change of the rotation angle (as upstream and
+    DESIGN §4), so while the joint slides along its limit at angular step |Δω| the
+    angle sits past the limit by a second-order amount, O(|Δω|²): bounded, not
+    accumulating, and four times the speed gives about sixteen times the excess.
+    """
+    largest_slide, largest_angle, excess = _ball_rollout(ball_speed=2.0)
+    assert largest_slide > 0.1 - 1e-3 and largest_angle > 0.8 - 1e-3  # both limits reached
+    assert excess.max() < 1e-3  # |Δω| = 0.02 rad per step: under 0.06°
+    assert excess[-100:].max() <= excess.max()  # no drift: the rows pull it back
+    _, _, slow_excess = _ball_rollout(ball_speed=0.5)
+    assert 0.0 < slow_excess.max() < excess.max() / 8  # second order in the step size
+
+
+def test_floating_base_humanoid_limits_hold_over_long_rollout() -> None:
+    model = builtin_model("humanoid")
+    configuration = posekit.Configuration(model)
+    configuration.update_from_keyframe("stand")
+    hands = []
+    for site, offset in (("left_hand", [1.5, 2.0, 1.0]), ("right_hand", [1.5, -2.0, -1.0])):
+        task = posekit.FrameTask(site, "site", position_cost=1.0, orientation_cost=0.0)
+        task.set_target(posekit.SE3.from_translation(np.array(offset)))
+        hands.append(task)
+    pelvis = posekit.FrameTask("pelvis", "body", position_cost=10.0, orientation_cost=10.0)
+    pelvis.set_target_from_configuration(configuration)
+    speeds = {
+        model.joint(j).name: 2.0
+        for j in range(model.njnt)
+        if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
+    }
+    limits = [
+        posekit.ConfigurationLimit(model),
+        posekit.VelocityLimit(model, speeds),
+        posekit.FreeJointVelocityLimit(model, 0.2, 0.5),
+    ]
+    limited = model.jnt_limited.astype(bool)
+    adr = model.jnt_qposadr[limited]
+    lower, upper = model.jnt_range[limited, 0], model.jnt_range[limited, 1]
+    dt, touched = 0.01, 0
+    for _ in range(400):
+        velocity = posekit.solve_ik(configuration, [*hands, pelvis], dt, "daqp", limits=limits)
+        assert np.all(np.abs(velocity[6:]) <= 2.0 + 1e-6)
+        configuration.integrate_inplace(velocity, dt)
+        q = configuration.q[adr]
+        assert np.all(q >= lower - 1e-6) and np.all(q <= upper + 1e-6)
+        touched = max(touched, int(np.sum(np.minimum(q - lower, upper - q) < 1e-3)))
+    assert touched >= 2  # several joints were pressed against their limits

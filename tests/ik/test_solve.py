@@ -7,10 +7,13 @@ import itertools
 import mujoco
 import numpy as np
 import posekit
+import proxsuite
 import pytest
 import qpsolvers
 from conftest import builtin_model, menagerie_model
+from inline_models import COUPLED_XML, TINY_XML
 from posekit.ik.solve import assemble_qp
+from tests_support import random_configuration
 
 ARM = builtin_model("arm7")
 HUMANOID = builtin_model("humanoid")
@@ -23,30 +26,42 @@ def _arm(keyframe: str = "home") -> posekit.Configuration:
     return configuration
 
 
+@pytest.mark.parametrize("gain", [1.0, 0.5])
 @pytest.mark.parametrize(
-    ("model_name", "site"), [("arm7", "ee"), ("universal_robots_ur5e", "attachment_site")]
+    ("model_name", "site"),
+    [
+        ("arm7", "ee"),
+        ("universal_robots_ur5e", "attachment_site"),
+        ("franka_emika_panda", "attachment_site"),
+    ],
 )
-def test_ten_centimetre_offset_converges_monotonically(model_name: str, site: str) -> None:
+def test_ten_centimetre_offset_converges_monotonically(
+    model_name: str, site: str, gain: float
+) -> None:
     model = ARM if model_name == "arm7" else menagerie_model(model_name)
     configuration = posekit.Configuration(model)
     configuration.update_from_keyframe("home")
-    task = posekit.FrameTask(site, "site", position_cost=1.0, orientation_cost=1.0)
+    task = posekit.FrameTask(site, "site", position_cost=1.0, orientation_cost=1.0, gain=gain)
     start = configuration.get_transform_frame_to_world(site, "site")
-    target = posekit.SE3.from_translation(np.array([0.06, -0.06, 0.05])) @ start
+    offset = np.array([0.06, -0.06, 0.05])
+    assert np.linalg.norm(offset) == pytest.approx(0.1, abs=0.002)
+    target = posekit.SE3.from_translation(offset) @ start
     task.set_target(target)
     norms = [np.linalg.norm(task.compute_error(configuration))]
-    for _ in range(20):
+    converged_at = None
+    for step in range(1, 20):
         velocity = posekit.solve_ik(configuration, [task], DT, "daqp", damping=1e-6)
         configuration.integrate_inplace(velocity, DT)
         norms.append(np.linalg.norm(task.compute_error(configuration)))
-        if norms[-1] < 1e-6:
-            break
-    assert all(b < a for a, b in itertools.pairwise(norms)), norms
-    pose = configuration.get_transform_frame_to_world(site, "site")
-    assert np.linalg.norm(pose.translation() - target.translation()) < 1e-3
-    angle = np.linalg.norm((target.rotation().inverse() @ pose.rotation()).log())
-    assert angle < np.deg2rad(1.0)
-    assert len(norms) <= 21
+        pose = configuration.get_transform_frame_to_world(site, "site")
+        distance = np.linalg.norm(pose.translation() - target.translation())
+        angle = np.linalg.norm((target.rotation().inverse() @ pose.rotation()).log())
+        if converged_at is None and distance < 1e-3 and angle < np.deg2rad(1.0):
+            converged_at = step
+    assert converged_at is not None and converged_at < 20, norms
+    # Strictly decreasing until the error reaches round-off.
+    assert all(b < a for a, b in itertools.pairwise(norms) if a > 1e-9), norms
+    assert norms[-1] < 1e-6
 
 
 def test_look_at_reaches_under_one_degree() -> None:
@@ -116,6 +131,66 @@ def test_residual_path_and_dense_path_give_the_same_qp() -> None:
     np.testing.assert_allclose(qp.c, c, atol=1e-12)
 
 
+def _every_task(model: mujoco.MjModel, configuration: posekit.Configuration) -> list:
+    """One task of every kind (equalities when the model has some), LM damping on some."""
+    rng = np.random.default_rng(5)
+    leaf, middle = model.nbody - 1, max(1, (model.nbody - 1) // 2)
+    frame = posekit.FrameTask(leaf, "body", [1.0, 2.0, 3.0], 0.5, gain=0.8, lm_damping=0.3)
+    frame.set_target(posekit.SE3.sample_uniform(rng))
+    relative = posekit.RelativeFrameTask(leaf, "body", middle, "body", 1.0, 0.2, lm_damping=0.1)
+    relative.set_target(posekit.SE3.sample_uniform(rng))
+    com = posekit.ComTask([1.0, 0.5, 2.0], gain=0.5, lm_damping=1.0)
+    com.set_target(rng.normal(size=3))
+    look = posekit.LookAtTask(leaf, "body", axis=(1.0, 0.0, 0.0), cost=0.7, lm_damping=0.2)
+    look.set_target(rng.normal(size=3))
+    align = posekit.AxisAlignTask(leaf, "body", axis=(0.0, 1.0, 0.0), cost=0.4, gain=0.3)
+    align.set_target(rng.normal(size=3))
+    posture = posekit.PostureTask(model, rng.uniform(0.1, 1.0, model.nv), lm_damping=0.5)
+    posture.set_target(random_configuration(model, rng))
+    kinetic = posekit.KineticEnergyRegularizationTask(cost=1e-4)
+    kinetic.set_dt(DT)
+    tasks = [frame, relative, com, look, align, posture, kinetic]
+    tasks.append(posekit.DampingTask(model, rng.uniform(0.1, 1.0, model.nv)))
+    tasks.append(posekit.DofFreezingTask(model, [model.nv - 1]))
+    if model.neq:
+        tasks.append(posekit.EqualityConstraintTask(model, 2.0, gain=0.5, lm_damping=0.1))
+    return tasks
+
+
+@pytest.mark.parametrize("xml", [TINY_XML, COUPLED_XML], ids=["tiny", "coupled"])
+def test_fused_residuals_equal_the_sum_of_dense_objectives_for_every_task(xml: str) -> None:
+    model = mujoco.MjModel.from_xml_string(xml)
+    configuration = posekit.Configuration(
+        model, random_configuration(model, np.random.default_rng(2))
+    )
+    tasks = _every_task(model, configuration)
+    damping = 1e-3
+    H = damping * np.eye(model.nv)
+    c = np.zeros(model.nv)
+    for task in tasks:
+        objective = task.compute_qp_objective(configuration)
+        H += objective.H
+        c += objective.c
+        if (
+            isinstance(task, posekit.Task)
+            and task.cost.shape[0] == task.compute_error(configuration).shape[0]
+        ):
+            # Independently of the residual path: the documented formulas.
+            J, e = task.compute_jacobian(configuration), task.compute_error(configuration)
+            W, e_w = task.cost[:, None] * J, -task.gain * task.cost * e
+            mu = task.lm_damping * e_w @ e_w
+            np.testing.assert_allclose(
+                objective.H, W.T @ W + mu * np.eye(model.nv), atol=1e-12, err_msg=repr(task)
+            )
+            np.testing.assert_allclose(objective.c, -W.T @ e_w, atol=1e-12, err_msg=repr(task))
+    qp = assemble_qp(configuration, tasks, DT, damping, limits=[])
+    np.testing.assert_allclose(qp.H, H, atol=1e-11)
+    np.testing.assert_allclose(qp.c, c, atol=1e-11)
+    # And the same step: the unconstrained minimiser of the dense objective.
+    velocity = posekit.solve_ik(configuration, tasks, DT, "daqp", damping, limits=[])
+    np.testing.assert_allclose(velocity * DT, np.linalg.solve(H, -c), atol=1e-9)
+
+
 def test_objective_value_matches_documented_formula() -> None:
     objective = posekit.Objective(np.diag([1.0, 2.0]), np.array([1.0, -1.0]))
     assert objective.value(np.array([1.0, 1.0])) == pytest.approx(3.0)
@@ -124,15 +199,20 @@ def test_objective_value_matches_documented_formula() -> None:
 SOLVERS = ["daqp", "quadprog", "osqp", "proxqp", "clarabel"]
 SOLVER_SETTINGS: dict[str, dict] = {
     "osqp": {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 200_000, "polishing": True},
-    "proxqp": {"eps_abs": 1e-10},
+    # proxqp's default equality-constrained initial guess reports the (feasible) floating
+    # base problem as primal infeasible; started without a guess it solves it.
+    "proxqp": {"eps_abs": 1e-10, "initial_guess": proxsuite.proxqp.InitialGuess.NO_INITIAL_GUESS},
     "clarabel": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
 }
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_solvers_agree(solver: str) -> None:
-    assert solver in qpsolvers.available_solvers, qpsolvers.available_solvers
+Problem = tuple[posekit.Configuration, list, list, list | None]
+
+
+def _arm_problems() -> list[Problem]:
+    """arm7 reaching 0.1-0.5 m away in one step: velocity bounds active; DoFs frozen."""
     rng = np.random.default_rng(7)
+    problems = []
     for trial in range(4):
         configuration = _arm()
         task = posekit.FrameTask("ee", "site", position_cost=1.0, orientation_cost=0.5)
@@ -143,26 +223,112 @@ def test_solvers_agree(solver: str) -> None:
         speeds = {ARM.joint(j).name: 0.5 + 0.1 * trial for j in range(ARM.njnt)}
         limits = [posekit.ConfigurationLimit(ARM), posekit.VelocityLimit(ARM, speeds)]
         constraints = [posekit.DofFreezingTask(ARM, dof_indices=[trial])] if trial % 2 else None
-        reference = posekit.solve_ik(
-            configuration,
-            [task, posture],
-            DT,
-            "daqp",
-            1e-6,
-            limits=limits,
-            constraints=constraints,
-        )
+        problems.append((configuration, [task, posture], limits, constraints))
+    return problems
+
+
+def _humanoid_problem() -> Problem:
+    """Floating base tilted, pelvis sent far away: free-joint (rotated rows) limits active."""
+    configuration = posekit.Configuration(HUMANOID)
+    q = HUMANOID.key("stand").qpos.copy()
+    q[3:7] = posekit.SO3.from_rpy_radians(0.2, -0.1, 0.7).wxyz
+    configuration.update(q)
+    pelvis = posekit.FrameTask("pelvis", "body", position_cost=1.0, orientation_cost=1.0)
+    pelvis.set_target(
+        posekit.SE3.from_translation(np.array([1.0, 0.5, 0.2]))
+        @ configuration.get_transform_frame_to_world("pelvis", "body")
+    )
+    feet = [posekit.FrameTask(f, "site", 10.0, 1.0) for f in ("left_foot", "right_foot")]
+    com = posekit.ComTask(cost=1.0)
+    posture = posekit.PostureTask(HUMANOID, cost=1e-2)
+    tasks = [pelvis, *feet, com, posture, posekit.DampingTask(HUMANOID, 1e-3)]
+    for task in tasks[1:5]:
+        task.set_target_from_configuration(configuration)
+    limits = [
+        posekit.ConfigurationLimit(HUMANOID),
+        posekit.FreeJointVelocityLimit(HUMANOID, [0.3, 0.4, 0.5], 0.8),
+    ]
+    return configuration, tasks, limits, None
+
+
+def _collision_problem() -> Problem:
+    """Humanoid hands driven into each other: collision rows active, far pairs at +inf."""
+    configuration = posekit.Configuration(HUMANOID)
+    configuration.update_from_keyframe("stand")
+    hands = ("left_hand", "right_hand")
+    middle = 0.5 * sum(
+        configuration.get_transform_frame_to_world(h, "site").translation() for h in hands
+    )
+    tasks = []
+    for hand in hands:
+        task = posekit.FrameTask(hand, "site", position_cost=1.0, orientation_cost=0.0, gain=0.1)
+        task.set_target(posekit.SE3.from_translation(middle))
+        tasks.append(task)
+    posture = posekit.PostureTask(HUMANOID, cost=1e-2)
+    posture.set_target_from_configuration(configuration)
+    pelvis = posekit.FrameTask("pelvis", "body", position_cost=10.0, orientation_cost=10.0)
+    pelvis.set_target_from_configuration(configuration)
+    tasks.extend([posture, pelvis])
+    data = configuration.data
+    left, right = HUMANOID.geom("left_hand").id, HUMANOID.geom("right_hand").id
+    gap = mujoco.mj_geomDistance(HUMANOID, data, left, right, 10.0, None)
+    collision = posekit.CollisionAvoidanceLimit(
+        HUMANOID,
+        [(["left_hand"], ["right_hand"]), (["head"], ["left_foot"])],
+        minimum_distance_from_collisions=gap - 0.005,
+        collision_detection_distance=gap + 0.05,
+    )
+    _, h = collision.compute_qp_inequalities(configuration, DT)
+    assert np.isfinite(h).any() and np.isinf(h).any()  # rows in and out of range
+    limits = [posekit.ConfigurationLimit(HUMANOID), collision]
+    return configuration, tasks, limits, None
+
+
+def _equality_problem() -> Problem:
+    """Floating base, ball joint rows, slide: the model's equalities held exactly."""
+    model = mujoco.MjModel.from_xml_string(TINY_XML)
+    configuration = posekit.Configuration(model)
+    configuration.update(random_configuration(model, np.random.default_rng(3)))
+    tip = posekit.FrameTask("tip", "site", position_cost=1.0, orientation_cost=0.2)
+    tip.set_target(
+        posekit.SE3.from_translation(np.array([0.2, -0.1, 0.1]))
+        @ configuration.get_transform_frame_to_world("tip", "site")
+    )
+    posture = posekit.PostureTask(model, cost=1e-2)
+    posture.set_target(model.qpos0)
+    speeds = {"ball": [1.0, 2.0, 3.0], "slide": 0.5, "elbow": 2.0, "twin": 2.0}
+    limits = [posekit.ConfigurationLimit(model), posekit.VelocityLimit(model, speeds)]
+    # Gain 0.02: the random start violates the equalities by centimetres, more than the
+    # velocity limits allow to close in one step.
+    constraints = [posekit.EqualityConstraintTask(model, cost=1.0, gain=0.02)]
+    return configuration, [tip, posture], limits, constraints
+
+
+PROBLEMS = {
+    "arm7": _arm_problems,
+    "humanoid_free_joint": lambda: [_humanoid_problem()],
+    "humanoid_collision": lambda: [_collision_problem()],
+    "tiny_equalities": lambda: [_equality_problem()],
+}
+
+
+@pytest.mark.parametrize("problem_name", list(PROBLEMS))
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_solvers_agree(solver: str, problem_name: str) -> None:
+    assert solver in qpsolvers.available_solvers, qpsolvers.available_solvers
+    for configuration, tasks, limits, constraints in PROBLEMS[problem_name]():
+        arguments = {"limits": limits, "constraints": constraints, "damping": 1e-6}
+        reference = posekit.solve_ik(configuration, tasks, DT, "daqp", **arguments)
         velocity = posekit.solve_ik(
-            configuration,
-            [task, posture],
-            DT,
-            solver,
-            1e-6,
-            limits=limits,
-            constraints=constraints,
-            **SOLVER_SETTINGS.get(solver, {}),
+            configuration, tasks, DT, solver, **arguments, **SOLVER_SETTINGS.get(solver, {})
         )
         np.testing.assert_allclose(velocity, reference, atol=1e-4 * max(1, np.abs(reference).max()))
+        # The problems are built so that some inequality is active at the solution.
+        problem = posekit.build_ik(configuration, tasks, DT, limits=limits, constraints=constraints)
+        slack = problem.h - problem.G @ (reference * DT)
+        assert slack.min() > -1e-9 and slack.min() < 1e-7, slack.min()
+        if constraints:
+            np.testing.assert_allclose(problem.A @ (reference * DT), problem.b, atol=1e-9)
 
 
 def test_build_ik_problem_solved_by_qpsolvers_equals_solve_ik() -> None:

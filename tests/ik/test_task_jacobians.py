@@ -13,50 +13,24 @@ import numpy as np
 import posekit
 import pytest
 from conftest import builtin_model, menagerie_model
+from inline_models import COUPLED_XML, TINY_XML
 from posekit import SE3
 from tests_support import random_configuration
 
 EPS = 1e-6
-
-# A floating base, a ball joint, a slide and hinges, plus a connect and a joint equality.
-TINY_XML = """
-<mujoco>
-  <compiler angle="radian"/>
-  <worldbody>
-    <body name="base" pos="0 0 1"><freejoint name="root"/>
-      <geom type="box" size="0.1 0.1 0.05" mass="2"/>
-      <body name="shoulder" pos="0.1 0 0"><joint name="ball" type="ball" range="0 1.5"/>
-        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
-        <body name="slider" pos="0.2 0 0"><joint name="slide" type="slide" axis="1 0 0" range="-0.1 0.1"/>
-          <geom type="box" size="0.03 0.03 0.03"/>
-          <body name="forearm" pos="0.05 0 0"><joint name="elbow" axis="0 1 0" range="-2 2"/>
-            <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
-            <site name="tip" pos="0.2 0 0" euler="0.3 0.2 0.1"/>
-          </body>
-        </body>
-      </body>
-      <body name="other" pos="-0.1 0 0"><joint name="twin" axis="0 1 0" range="-2 2"/>
-        <geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.02"/>
-        <body name="hanger" pos="-0.2 0 0"><joint name="hang" type="ball"/>
-          <geom type="sphere" size="0.03" pos="0 0 -0.1"/>
-        </body>
-      </body>
-    </body>
-  </worldbody>
-  <equality>
-    <joint name="couple" joint1="twin" joint2="elbow" polycoef="0 0.5 0.1 0 0"/>
-    <connect name="pin" body1="hanger" body2="base" anchor="0 0 -0.1"/>
-  </equality>
-</mujoco>
-"""
 
 
 def _tiny() -> mujoco.MjModel:
     return mujoco.MjModel.from_xml_string(TINY_XML)
 
 
+def _coupled() -> mujoco.MjModel:
+    return mujoco.MjModel.from_xml_string(COUPLED_XML)
+
+
 MODELS: dict[str, Callable[[], mujoco.MjModel]] = {
     "tiny": _tiny,
+    "coupled": _coupled,
     "arm7": lambda: builtin_model("arm7"),
     "humanoid": lambda: builtin_model("humanoid"),
     "ur5e": lambda: menagerie_model("ur5e"),
@@ -103,15 +77,9 @@ def _tasks(
         site = posekit.FrameTask(model.nsite - 1, "site", 1.0, 1.0)
         site.set_target(SE3.sample_uniform(rng))
         tasks.append(site)
-    if model.neq and any(
-        model.eq_active0[i] and model.eq_type[i] != mujoco.mjtEq.mjEQ_WELD for i in range(model.neq)
-    ):
-        ids = [
-            i
-            for i in range(model.neq)
-            if model.eq_active0[i] and model.eq_type[i] != mujoco.mjtEq.mjEQ_WELD
-        ]
-        tasks.append(posekit.EqualityConstraintTask(model, cost=1.0, equalities=ids))
+    active = [i for i in range(model.neq) if model.eq_active0[i]]
+    if active:
+        tasks.append(posekit.EqualityConstraintTask(model, cost=1.0, equalities=active))
     return tasks
 
 
@@ -196,8 +164,44 @@ def test_task_jacobians_match_finite_differences(model_name: str) -> None:
         "DofFreezingTask",
     }
     assert expected <= checked
-    if model_name in ("tiny", "aloha"):
+    if model_name in ("tiny", "coupled", "aloha"):
         assert "EqualityConstraintTask" in checked
+
+
+def test_weld_and_tendon_equalities_all_have_rows() -> None:
+    """6 weld rows, then one row per tendon equality (tendon lengths are computed)."""
+    model = _coupled()
+    task = posekit.EqualityConstraintTask(model, cost=[1.0, 2.0, 3.0])
+    configuration = posekit.Configuration(
+        model, random_configuration(model, np.random.default_rng(4))
+    )
+    error = task.compute_error(configuration)
+    assert error.shape == (8,) and task.compute_jacobian(configuration).shape == (8, model.nv)
+    # MuJoCo's residual: (L1 - L1(qpos0)) - polynomial(L2 - L2(qpos0)).
+    change = configuration.data.ten_length - model.tendon_length0
+    np.testing.assert_allclose(error[6], change[0] - 0.1, atol=1e-12)
+    np.testing.assert_allclose(error[7], change[1] - 0.3 * change[0], atol=1e-12)
+    _, weighted_error, _ = task.compute_qp_residual(configuration)
+    np.testing.assert_allclose(weighted_error, -np.repeat([1.0, 2.0, 3.0], [6, 1, 1]) * error)
+    only_tendons = posekit.EqualityConstraintTask(model, 1.0, equalities=["coupled_tendons"])
+    np.testing.assert_allclose(only_tendons.compute_error(configuration), error[7:])
+
+
+def test_kinetic_energy_objective_is_the_scaled_inertia_matrix() -> None:
+    model = builtin_model("humanoid")
+    configuration = posekit.Configuration(model)
+    configuration.update(random_configuration(model, np.random.default_rng(9)))
+    task = posekit.KineticEnergyRegularizationTask(cost=2e-3)
+    task.set_dt(0.02)
+    objective = task.compute_qp_objective(configuration)
+    assert task.compute_qp_residual(configuration) is None  # dense: no residual form
+    velocity = np.random.default_rng(1).normal(size=model.nv)
+    inertia_times_v = np.zeros(model.nv)
+    mujoco.mj_mulM(model, configuration.data, inertia_times_v, velocity)
+    # ½ Δqᵀ H Δq with Δq = v dt is λ times the kinetic energy ½ vᵀ M v.
+    dq = velocity * 0.02
+    np.testing.assert_allclose(0.5 * dq @ objective.H @ dq, 2e-3 * 0.5 * velocity @ inertia_times_v)
+    np.testing.assert_array_equal(objective.c, np.zeros(model.nv))
 
 
 def test_equality_rows_are_the_same_with_sparse_jacobians() -> None:

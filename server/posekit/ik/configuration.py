@@ -7,15 +7,15 @@ import logging
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import InvalidKeyframe, NotWithinConfigurationLimits, PosekitError
+from posekit.ik.exceptions import (
+    InvalidConfigurationVector,
+    InvalidKeyframe,
+    NotWithinConfigurationLimits,
+)
 from posekit.ik.frames import FRAME_TO_JAC_FUNC, check_frame_type, resolve_frame_id
 from posekit.ik.lie import SE3
 
 logger = logging.getLogger(__name__)
-
-
-class InvalidConfigurationVector(PosekitError, ValueError):
-    """A configuration or velocity vector has the wrong shape or non-finite values."""
 
 
 def as_vector(value: object, size: int, what: str) -> np.ndarray:
@@ -74,8 +74,14 @@ class Configuration:
         self.update(q=self.model.key_qpos[key_id])
 
     def update_constraints(self) -> None:
-        """Compute the constraint rows (``efc_*``) of equality constraints, once per ``q``."""
+        """Compute the constraint rows (``efc_*``) of equality constraints, once per ``q``.
+
+        Tendon lengths and Jacobians (``mj_tendon``) are computed first when the model
+        has tendons: MuJoCo leaves out the rows of tendon equalities without them.
+        """
         if self._constraints_stale:
+            if self.model.ntendon:
+                mujoco.mj_tendon(self.model, self.data)
             mujoco.mj_makeConstraint(self.model, self.data)
             self._constraints_stale = False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import mujoco
+import qpsolvers
 
 _MAX_LISTED = 12
 
@@ -156,5 +157,23 @@ class NoSolutionFound(PosekitError):
         self.solver_name = solver_name
 
 
+class InvalidConfigurationVector(PosekitError, ValueError):
+    """A configuration or velocity vector has the wrong shape or non-finite values."""
+
+
 class InvalidSolverSettings(PosekitError, ValueError):
     """An unknown QP solver, or a timestep or damping out of range."""
+
+
+class SolverNotInstalled(InvalidSolverSettings, qpsolvers.SolverNotFound):
+    """The QP solver named is not installed (also a ``qpsolvers.SolverNotFound``)."""
+
+
+class InvalidGeomPair(LimitDefinitionError, InvalidFrame):
+    """A collision geom pair names a geom or body that does not exist.
+
+    Also an :class:`InvalidFrame`, the class upstream raises for an unknown geom.
+    """
+
+    def __init__(self, message: str) -> None:
+        PosekitError.__init__(self, message)

@@ -18,7 +18,7 @@ import daqp
 import numpy as np
 import qpsolvers
 
-from posekit.ik.exceptions import InvalidSolverSettings, NoSolutionFound
+from posekit.ik.exceptions import NoSolutionFound, SolverNotInstalled
 from posekit.ik.limits.limit import Bounds, bounds_as_rows
 
 _DAQP_EQUALITY = 5
@@ -71,7 +71,7 @@ class QuadraticProgram:
         if solver == "daqp":
             return self._solve_daqp(**kwargs)
         if solver not in qpsolvers.available_solvers:
-            raise InvalidSolverSettings(
+            raise SolverNotInstalled(
                 f"QP solver {solver!r} is not installed; available: {qpsolvers.available_solvers}"
             )
         solution = qpsolvers.solve_problem(self.to_problem(), solver=solver, **kwargs)

@@ -1,11 +1,15 @@
-"""Model utilities: free-joint dimensions, id helpers, keyframe-based vectors, mocap."""
+"""Model utilities: free-joint dimensions, id helpers, keyframe-based vectors, mocap.
+
+The body helpers take a body id (or name) and raise :class:`InvalidFrame` for one that
+does not exist.
+"""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import InvalidKeyframe, InvalidMocapBody, PosekitError
+from posekit.ik.exceptions import InvalidConfigurationVector, InvalidKeyframe, InvalidMocapBody
 from posekit.ik.frames import FRAME_TO_POS_ATTR, FRAME_TO_XMAT_ATTR, resolve_frame_id
 
 
@@ -21,8 +25,9 @@ def get_freejoint_dims(model: mujoco.MjModel) -> tuple[list[int], list[int]]:
     return q_ids, v_ids
 
 
-def get_subtree_body_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
+def get_subtree_body_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
     """Ids of ``body_id`` and every body below it in the kinematic tree."""
+    body_id = resolve_frame_id(model, body_id, "body")
     parents = model.body_parentid
     subtree = {body_id}
     for b in range(body_id + 1, model.nbody):  # MuJoCo orders bodies parents-first
@@ -31,24 +36,32 @@ def get_subtree_body_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
     return sorted(subtree)
 
 
-def get_body_geom_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
+def get_body_body_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
+    """Ids of the immediate children of a body (the body itself excluded)."""
+    body_id = resolve_frame_id(model, body_id, "body")
+    return [b for b in range(1, model.nbody) if b != body_id and model.body_parentid[b] == body_id]
+
+
+def get_body_geom_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
     """Ids of the geoms attached directly to a body."""
+    body_id = resolve_frame_id(model, body_id, "body")
     start, count = int(model.body_geomadr[body_id]), int(model.body_geomnum[body_id])
     return list(range(start, start + count)) if start >= 0 else []
 
 
-def get_body_joint_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
+def get_body_joint_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
     """Ids of the joints attached directly to a body."""
+    body_id = resolve_frame_id(model, body_id, "body")
     start, count = int(model.body_jntadr[body_id]), int(model.body_jntnum[body_id])
     return list(range(start, start + count)) if start >= 0 else []
 
 
-def get_subtree_geom_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
+def get_subtree_geom_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
     """Ids of the geoms of a body and of all its descendants."""
     return [g for b in get_subtree_body_ids(model, body_id) for g in get_body_geom_ids(model, b)]
 
 
-def get_subtree_joint_ids(model: mujoco.MjModel, body_id: int) -> list[int]:
+def get_subtree_joint_ids(model: mujoco.MjModel, body_id: int | str) -> list[int]:
     """Ids of the joints of a body and of all its descendants."""
     return [j for b in get_subtree_body_ids(model, body_id) for j in get_body_joint_ids(model, b)]
 
@@ -78,11 +91,22 @@ def custom_configuration_vector(
     for name, value in kwargs.items():
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if joint_id < 0:
-            raise PosekitError(f"joint {name!r} does not exist in the model")
+            names = [model.joint(j).name for j in range(model.njnt) if model.joint(j).name]
+            shown = ", ".join(repr(n) for n in names[:12]) + (", …" if len(names) > 12 else "")
+            raise InvalidConfigurationVector(
+                f"joint {name!r} does not exist in the model; joints are [{shown}]"
+            )
         size = sizes[int(model.jnt_type[joint_id])]
-        array = np.atleast_1d(np.asarray(value, dtype=np.float64))
-        if array.shape != (size,):
-            raise PosekitError(f"joint {name!r} takes {size} value(s), got shape {np.shape(value)}")
+        try:
+            array = np.atleast_1d(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise InvalidConfigurationVector(
+                f"joint {name!r} takes {size} number(s), got {value!r}"
+            ) from None
+        if array.shape != (size,) or not np.all(np.isfinite(array)):
+            raise InvalidConfigurationVector(
+                f"joint {name!r} takes {size} finite number(s), got {value!r}"
+            )
         adr = int(model.jnt_qposadr[joint_id])
         q[adr : adr + size] = array
     return q

@@ -11,7 +11,7 @@ right perturbation of :math:`X` to the change of :math:`\log X`.
 from __future__ import annotations
 
 import abc
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import numpy as np
 
@@ -96,12 +96,23 @@ class MatrixLieGroup(abc.ABC):
         r"""Inverse left Jacobian :math:`J_l^{-1}(\tau)`."""
 
     # ------------------------------------------------------------ derived API
-    def __matmul__(self: GroupT, other: GroupT) -> GroupT:
-        return self.multiply(other)
+    @overload
+    def __matmul__(self: GroupT, other: GroupT) -> GroupT: ...
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.__matmul__ = cls.multiply  # type: ignore[method-assign]  # one call, not two
+    @overload
+    def __matmul__(self, other: np.ndarray) -> np.ndarray: ...
+
+    def __matmul__(self, other: object) -> object:
+        """``X @ Y`` composes two elements; ``X @ p`` applies ``X`` to a point array ``p``."""
+        if isinstance(other, type(self)):
+            return self.multiply(other)
+        if isinstance(other, np.ndarray):
+            return self.apply(other)
+        name = type(self).__name__
+        raise TypeError(
+            f"{name} @ {type(other).__name__} is not defined; the right operand must be "
+            f"an {name} (composition) or a numpy point array of shape ({self.space_dim},)"
+        )
 
     def rplus(self: GroupT, other: np.ndarray) -> GroupT:
         r"""Right plus :math:`X \oplus \tau = X \exp(\tau)`."""

@@ -86,7 +86,8 @@ class SE3(MatrixLieGroup):
         """Pose of the mocap body with index ``mocap_id`` (into ``data.mocap_pos``)."""
         count = data.mocap_pos.shape[0]
         if not 0 <= mocap_id < count:
-            raise InvalidMocapBody(f"#{mocap_id} (valid mocap ids: 0..{count - 1})")
+            valid = f"valid mocap ids: 0..{count - 1}" if count else "the model has no mocap body"
+            raise InvalidMocapBody(f"#{mocap_id} ({valid})")
         return cls(np.concatenate([data.mocap_quat[mocap_id], data.mocap_pos[mocap_id]]))
 
     @classmethod

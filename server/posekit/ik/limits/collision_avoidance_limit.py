@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 _DEGENERATE_SEGMENT = 1e-12  # [m]: nearest points coincide, the segment has no direction
 
 
-def _nonnegative(name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0.0:
-        raise LimitDefinitionError(f"{name} must be a finite number >= 0 (meters), got {value!r}")
+def _finite(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise LimitDefinitionError(f"{name} must be a finite number (meters), got {value!r}")
     return float(value)
 
 
@@ -75,10 +75,14 @@ class CollisionAvoidanceLimit(Limit):
             bodies, failing contype/conaffinity) are dropped, duplicates merged.
         gain: Fraction :math:`\gamma \in (0, 1]` of the remaining margin
             :math:`d - d_{\min}` a single step may close.
-        minimum_distance_from_collisions: :math:`d_{\min}` in [m].
+        minimum_distance_from_collisions: :math:`d_{\min}` in [m]; a negative value
+            lets the geoms penetrate by that much.
         collision_detection_distance: Pairs farther apart than this, in [m], are not
-            constrained this step; must be at least :math:`d_{\min}`.
+            constrained this step; must be at least :math:`d_{\min}` (negative: only
+            pairs penetrating deeper than its magnitude are constrained).
         bound_relaxation: Offset :math:`r` in [m] added to every active row's bound.
+        broadphase: Skip the exact distance query for pairs that cannot be in range
+            (module docstring); the rows are the same either way.
 
     Attributes:
         geom_id_pairs: The pairs ``(g1, g2)``, ``g1 < g2``, one row each.
@@ -93,28 +97,28 @@ class CollisionAvoidanceLimit(Limit):
         minimum_distance_from_collisions: float = 0.005,
         collision_detection_distance: float = 0.01,
         bound_relaxation: float = 0.0,
+        broadphase: bool = True,
     ) -> None:
         if not isinstance(gain, (int, float)) or not 0.0 < gain <= 1.0:
             raise LimitDefinitionError(f"gain must be in (0, 1], got {gain!r}")
-        d_min = _nonnegative("minimum_distance_from_collisions", minimum_distance_from_collisions)
-        detection = _nonnegative("collision_detection_distance", collision_detection_distance)
+        d_min = _finite("minimum_distance_from_collisions", minimum_distance_from_collisions)
+        detection = _finite("collision_detection_distance", collision_detection_distance)
         if detection < d_min:
             raise LimitDefinitionError(
                 f"collision_detection_distance ({detection!r}) must be >= "
                 f"minimum_distance_from_collisions ({d_min!r})"
             )
-        if not isinstance(bound_relaxation, (int, float)) or not math.isfinite(bound_relaxation):
-            raise LimitDefinitionError(
-                f"bound_relaxation must be a finite number (meters), got {bound_relaxation!r}"
-            )
+        relaxation = _finite("bound_relaxation", bound_relaxation)
+        if not isinstance(broadphase, (bool, np.bool_)):
+            raise LimitDefinitionError(f"broadphase must be True or False, got {broadphase!r}")
         self.model = model
         self.gain = float(gain)
         self.minimum_distance_from_collisions = d_min
         self.collision_detection_distance = detection
-        self.bound_relaxation = float(bound_relaxation)
+        self.bound_relaxation = relaxation
+        self.broadphase = bool(broadphase)
         self.geom_id_pairs: list[tuple[int, int]] = expand_geom_pairs(model, geom_pairs)
         self.max_num_contacts = len(self.geom_id_pairs)
-        self._use_broadphase = True
 
         pairs = np.array(self.geom_id_pairs, dtype=np.intp).reshape(-1, 2)
         self._geom1 = pairs[:, 0].copy()
@@ -127,7 +131,9 @@ class CollisionAvoidanceLimit(Limit):
         radius2 = model.geom_rbound[self._geom2]
         reach = radius1 + radius2 + detection
         unbounded = (radius1 <= 0.0) | (radius2 <= 0.0)
-        self._reach_sq = np.where(unbounded, np.inf, reach * reach)
+        # reach < 0 (negative detection distance): the bounding spheres can never get
+        # that deep into each other, so the pair is never a candidate (-1 < any d²).
+        self._reach_sq = np.where(unbounded, np.inf, np.where(reach < 0.0, -1.0, reach * reach))
         count, nv = self.max_num_contacts, model.nv
         self._candidate_buffer = np.empty(count, dtype=np.intp)
         self._rows = np.empty((count, nv))
@@ -139,7 +145,7 @@ class CollisionAvoidanceLimit(Limit):
     # ---------------------------------------------------------------- queries
     def _candidates(self, data: mujoco.MjData) -> list[int] | range:
         """Indices of the pairs that may be within the detection distance (broadphase)."""
-        if not self._use_broadphase:
+        if not self.broadphase:
             return range(self.max_num_contacts)
         count = candidate_pairs(
             self._geom1,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import LimitDefinitionError
+from posekit.ik.exceptions import InvalidGeomPair, LimitDefinitionError
 
 GeomRef = str | int
 GeomSide = GeomRef | Sequence[GeomRef]
@@ -42,8 +42,8 @@ def _some_names(model: mujoco.MjModel, obj: mujoco.mjtObj, count: int) -> str:
     return f"[{shown}{f', … ({extra} more)' if extra > 0 else ''}]"
 
 
-def _unknown(model: mujoco.MjModel, what: str) -> LimitDefinitionError:
-    return LimitDefinitionError(
+def _unknown(model: mujoco.MjModel, what: str) -> InvalidGeomPair:
+    return InvalidGeomPair(
         f"{what} in geom_pairs; valid geom names are "
         f"{_some_names(model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom)}, valid body names are "
         f"{_some_names(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody)}, "

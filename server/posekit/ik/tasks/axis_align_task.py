@@ -39,7 +39,7 @@ class AxisAlignTask(PointingTask):
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the axis' current world direction :math:`R a`."""
-        rotation, _, _ = self._frame_arrays(configuration)
+        rotation, _ = self._frame_pose_arrays(configuration)
         self.set_target(rotation.reshape(3, 3) @ self.axis)
 
     def _targets(self) -> tuple[np.ndarray, np.ndarray]:

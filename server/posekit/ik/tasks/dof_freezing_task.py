@@ -52,6 +52,7 @@ class DofFreezingTask(Task):
         self.k = len(self.dof_indices)
         super().__init__(cost=np.ones(self.k), gain=gain, lm_damping=0.0)
         self.model = model
+        self.nv = model.nv
         self._jacobian = np.zeros((self.k, model.nv))
         self._jacobian[np.arange(self.k), self.dof_indices] = 1.0
 

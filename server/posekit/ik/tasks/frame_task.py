@@ -49,7 +49,9 @@ class FrameTask(MappedFrameTask):
 
     Both come from one logarithm: :math:`\log(T_{tb}) = -e`.
 
-    Costs are in [cost]/[m] for position and [cost]/[rad] for orientation.
+    Costs are in [cost]/[m] for position and [cost]/[rad] for orientation;
+    ``position_cost`` and ``orientation_cost`` keep the values last given (a scalar or
+    one per axis) and ``cost`` is the resulting vector of shape ``(6,)``.
     """
 
     k: int = 6
@@ -74,10 +76,12 @@ class FrameTask(MappedFrameTask):
     def set_position_cost(self, position_cost: object) -> None:
         """Set the position cost: a scalar, or one value per frame axis (3,)."""
         self.cost[:3] = cost_vector(position_cost, 3, "position_cost")
+        self.position_cost = position_cost
 
     def set_orientation_cost(self, orientation_cost: object) -> None:
         """Set the orientation cost: a scalar, or one value per frame axis (3,)."""
         self.cost[3:] = cost_vector(orientation_cost, 3, "orientation_cost")
+        self.orientation_cost = orientation_cost
 
     @property
     def transform_target_to_world(self) -> SE3 | None:

@@ -40,6 +40,11 @@ class KineticEnergyRegularizationTask(BaseTask):
             raise TaskDefinitionError(f"dt must be > 0, got {dt!r}")
         self.dt = value
 
+    @property
+    def inv_dt_sq(self) -> float | None:
+        r""":math:`1 / \Delta t^2` in [1/s²], or ``None`` until :meth:`set_dt` is called."""
+        return None if self.dt is None else 1.0 / (self.dt * self.dt)
+
     def compute_qp_objective(self, configuration: Configuration) -> Objective:
         r""":math:`H = \lambda M(q) / \Delta t^2`, :math:`c = 0`."""
         if self.dt is None:

@@ -45,7 +45,7 @@ class LookAtTask(PointingTask):
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target one meter along the current axis, :math:`p + R a`."""
-        rotation, position, _ = self._frame_arrays(configuration)
+        rotation, position = self._frame_pose_arrays(configuration)
         self.set_target(position + rotation.reshape(3, 3) @ self.axis)
 
     def _targets(self) -> tuple[np.ndarray, np.ndarray]:

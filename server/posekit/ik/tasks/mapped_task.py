@@ -53,18 +53,26 @@ class MappedFrameTask(Task):
 
     def _frame_arrays(self, configuration: Configuration) -> FrameArrays:
         """Rotation (9, row-major), position [m] and world Jacobian buffer of the frame."""
+        rotation, position = self._frame_pose_arrays(configuration)
+        frame_id = self._frame.id_in(configuration.model)
+        return (
+            rotation,
+            position,
+            configuration.frame_world_jacobian_by_id(frame_id, self.frame_type),
+        )
+
+    def _frame_pose_arrays(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
+        """Rotation (9, row-major) and position [m] of the frame (no Jacobian)."""
         frame_id = self._frame.id_in(configuration.model)
         data = configuration.data
-        frame_type = self.frame_type
         return (
-            getattr(data, FRAME_TO_XMAT_ATTR[frame_type])[frame_id],
-            getattr(data, FRAME_TO_POS_ATTR[frame_type])[frame_id],
-            configuration.frame_world_jacobian_by_id(frame_id, frame_type),
+            getattr(data, FRAME_TO_XMAT_ATTR[self.frame_type])[frame_id],
+            getattr(data, FRAME_TO_POS_ATTR[self.frame_type])[frame_id],
         )
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         """Task error, shape ``(k,)``."""
-        rotation, position, _ = self._frame_arrays(configuration)
+        rotation, position = self._frame_pose_arrays(configuration)
         error, _ = type(self).error_and_map(*self._targets(), rotation, position)
         return np.array(error)
 

@@ -33,6 +33,7 @@ class PostureTask(Task):
         super().__init__(cost=np.zeros(model.nv), gain=gain, lm_damping=lm_damping)
         self.model = model
         self.k = model.nv
+        self.nq = model.nq
         self.target_q: np.ndarray | None = None
         _, free_dofs = get_freejoint_dims(model)
         self._controlled = np.ones(model.nv, dtype=bool)

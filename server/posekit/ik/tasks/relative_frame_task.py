@@ -29,7 +29,9 @@ class RelativeFrameTask(Task):
 
     .. math:: J(q) = J_{\log}(T_{tb})\,\big({}_bJ_b - \mathrm{Ad}_{T_{rb}^{-1}}\,{}_rJ_r\big).
 
-    Errors are (linear [m], angular [rad]); costs [cost]/[m] and [cost]/[rad].
+    Errors are (linear [m], angular [rad]); costs [cost]/[m] and [cost]/[rad]
+    (``position_cost`` and ``orientation_cost`` keep the values last given, ``cost``
+    is the resulting vector of shape ``(6,)``).
     """
 
     k: int = 6
@@ -59,10 +61,12 @@ class RelativeFrameTask(Task):
     def set_position_cost(self, position_cost: object) -> None:
         """Set the position cost: a scalar, or one value per axis (3,)."""
         self.cost[:3] = cost_vector(position_cost, 3, "position_cost")
+        self.position_cost = position_cost
 
     def set_orientation_cost(self, orientation_cost: object) -> None:
         """Set the orientation cost: a scalar, or one value per axis (3,)."""
         self.cost[3:] = cost_vector(orientation_cost, 3, "orientation_cost")
+        self.orientation_cost = orientation_cost
 
     def set_target(self, transform_target_to_root: SE3) -> None:
         """Set the target pose :math:`T_{rt}` of the frame in the root frame."""

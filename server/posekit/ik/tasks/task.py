@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from posekit.ik.tasks.validation import check_gain, check_lm_damping, cost_vector
+from posekit.ik.tasks.validation import check_gain, check_lm_damping
 
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
@@ -84,9 +84,6 @@ class Task(BaseTask):
     def set_lm_damping(self, lm_damping: float) -> None:
         r"""Set the Levenberg-Marquardt damping :math:`\lambda \ge 0`."""
         self.lm_damping = check_lm_damping(lm_damping)
-
-    def _set_cost_vector(self, cost: object, size: int, what: str, allow_scalar: bool) -> None:
-        self.cost = cost_vector(cost, size, what, allow_scalar=allow_scalar)
 
     @abc.abstractmethod
     def compute_error(self, configuration: Configuration) -> np.ndarray:

@@ -25,20 +25,18 @@ def check_lm_damping(lm_damping: object) -> float:
     return value
 
 
-def cost_vector(cost: object, size: int, what: str, allow_scalar: bool = True) -> np.ndarray:
+def cost_vector(cost: object, size: int, what: str) -> np.ndarray:
     """A finite, non-negative cost vector of length ``size``.
 
-    A scalar (or a length-1 vector, when ``allow_scalar``) is broadcast to every
-    coordinate. Raises :class:`TaskDefinitionError` naming the bad value otherwise.
+    A scalar (or a length-1 vector) is broadcast to every coordinate. Raises
+    :class:`TaskDefinitionError` naming the bad value otherwise.
     """
     try:
         array = np.asarray(cost, dtype=np.float64)
     except (TypeError, ValueError):
         raise TaskDefinitionError(f"{what} must be numeric, got {cost!r}") from None
-    shapes = f"() or (1,) or ({size},)" if allow_scalar else f"({size},)"
+    shapes = f"() or (1,) or ({size},)"
     if array.ndim == 0 or array.shape == (1,):
-        if not allow_scalar and size != 1:
-            raise TaskDefinitionError(f"{what} must have shape {shapes}, got {array.shape}")
         array = np.full(size, float(array.reshape(-1)[0]))
     elif array.shape != (size,):
         raise TaskDefinitionError(f"{what} must have shape {shapes}, got shape {array.shape}")
