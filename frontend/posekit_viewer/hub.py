@@ -42,6 +42,15 @@ class ViewerHub:
                 viewer.stop()
                 del self._viewers[session_id]
 
+    def forget(self, session_id: str) -> None:
+        """Stop the viewer of a session that was deleted or unloaded (no-op otherwise)."""
+        with self._lock:
+            viewer = self._viewers.get(session_id)
+            if viewer is None or not viewer.session.closed:
+                return
+            del self._viewers[session_id]
+        viewer.stop()
+
     def stop_all(self) -> None:
         """Stop every viewer (app shutdown)."""
         with self._lock:

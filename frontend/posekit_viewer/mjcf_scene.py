@@ -4,7 +4,9 @@ Every geom type the viewer draws becomes a :class:`trimesh.Trimesh` in its body'
 frame (MuJoCo's ``geom_pos``/``geom_quat``), coloured with its material or geom RGBA:
 meshes from the model's vertex and face buffers; boxes, spheres, capsules, cylinders
 and ellipsoids from trimesh primitives (half-sizes as MuJoCo defines them); planes as
-a thin finite slab. Lengths are in meters.
+a thin finite slab. Lengths are in meters. Visual geoms are those of groups 0-2 that
+are not fully transparent; collision geoms are those with ``contype`` or
+``conaffinity`` set.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import numpy as np
 import trimesh
 
 VISUAL_GROUPS = (0, 1, 2)
-COLLISION_GROUP = 3
 PLANE_HALF_SIZE = 2.0  # [m] drawn half-size of an infinite plane (size 0)
 PLANE_THICKNESS = 0.002  # [m]
 
@@ -89,16 +90,42 @@ def geom_in_body(model: mujoco.MjModel, geom_id: int) -> trimesh.Trimesh | None:
     return mesh
 
 
-def body_meshes(
+def is_plane(model: mujoco.MjModel, geom_id: int) -> bool:
+    """Whether the geom is an (infinite) plane, such as a floor."""
+    return int(model.geom_type[geom_id]) == int(mujoco.mjtGeom.mjGEOM_PLANE)
+
+
+def visual_geoms(
     model: mujoco.MjModel, groups: tuple[int, ...] = VISUAL_GROUPS, include_planes: bool = False
-) -> list[BodyMesh]:
-    """One merged mesh per body that has drawable geoms in ``groups`` (transparent ones skipped)."""
+) -> list[int]:
+    """Ids of the geoms drawn as the robot: in ``groups`` and not fully transparent."""
+    return [
+        geom_id
+        for geom_id in range(model.ngeom)
+        if int(model.geom_group[geom_id]) in groups
+        and geom_rgba(model, geom_id)[3] > 0.0
+        and (include_planes or not is_plane(model, geom_id))
+    ]
+
+
+def collision_geoms(model: mujoco.MjModel) -> list[int]:
+    """Ids of the geoms that take part in collisions (contype or conaffinity set), planes aside.
+
+    Menagerie robots keep these in group 3, apart from their visual meshes; simpler
+    models collide with the geoms they are drawn with.
+    """
+    return [
+        geom_id
+        for geom_id in range(model.ngeom)
+        if (int(model.geom_contype[geom_id]) or int(model.geom_conaffinity[geom_id]))
+        and not is_plane(model, geom_id)
+    ]
+
+
+def merge_by_body(model: mujoco.MjModel, geom_ids: list[int]) -> list[BodyMesh]:
+    """One merged, coloured mesh per body holding some of ``geom_ids``, in the body frame."""
     per_body: dict[int, list[trimesh.Trimesh]] = {}
-    for geom_id in range(model.ngeom):
-        if int(model.geom_group[geom_id]) not in groups or geom_rgba(model, geom_id)[3] <= 0.0:
-            continue
-        if not include_planes and int(model.geom_type[geom_id]) == int(mujoco.mjtGeom.mjGEOM_PLANE):
-            continue
+    for geom_id in geom_ids:
         mesh = geom_in_body(model, geom_id)
         if mesh is not None:
             per_body.setdefault(int(model.geom_bodyid[geom_id]), []).append(mesh)
@@ -109,3 +136,15 @@ def body_meshes(
         static = int(model.body_weldid[body_id]) == 0 and int(model.body_mocapid[body_id]) < 0
         result.append(BodyMesh(body_id, name, merged, static))
     return result
+
+
+def body_meshes(
+    model: mujoco.MjModel, groups: tuple[int, ...] = VISUAL_GROUPS, include_planes: bool = False
+) -> list[BodyMesh]:
+    """One merged mesh per body that has drawable geoms in ``groups`` (transparent ones skipped)."""
+    return merge_by_body(model, visual_geoms(model, groups, include_planes))
+
+
+def collision_meshes(model: mujoco.MjModel) -> list[BodyMesh]:
+    """One merged mesh per body of its collision geoms (see :func:`collision_geoms`)."""
+    return merge_by_body(model, collision_geoms(model))

@@ -1,6 +1,7 @@
 """Draw a MuJoCo model in a viser scene and move its bodies to a configuration.
 
-Geometry is uploaded once (one mesh node per body, plus hidden collision meshes);
+Geometry is uploaded once (one mesh node per body, plus hidden collision meshes),
+bodies welded to the world at their fixed pose;
 each :meth:`SceneRenderer.render` runs forward kinematics on the renderer's own
 ``MjData`` and writes the moving bodies' poses in a single ``server.atomic()`` block,
 only when ``q`` changed.
@@ -8,15 +9,18 @@ only when ``q`` changed.
 
 from __future__ import annotations
 
+import threading
+
 import mujoco
 import numpy as np
 import viser
 from viser import _messages
 
-from posekit_viewer.mjcf_scene import COLLISION_GROUP, body_meshes
+from posekit_viewer.mjcf_scene import BodyMesh, body_meshes, collision_meshes
 
 COLLISION_RGBA = (0.9, 0.3, 0.2, 0.35)
 POSE_TOLERANCE = 1e-7  # [m] and quaternion units: smaller moves are not sent
+ROBOT_ROOT_BODY = 1  # the CoM marker shows subtree_com of this body, as ComTask uses
 
 
 class SceneRenderer:
@@ -33,22 +37,23 @@ class SceneRenderer:
         self.server = server
         self.model = model
         self.data = mujoco.MjData(model)
+        self._lock = threading.Lock()  # render thread vs. display switches (GUI threads)
         self._last_q: np.ndarray | None = None
-        server.scene.add_grid("/grid", width=4.0, height=4.0, cell_size=0.1, section_size=1.0)
+        self.grid = server.scene.add_grid(
+            "/grid", width=4.0, height=4.0, cell_size=0.1, section_size=1.0
+        )
         self._moving: list[tuple[int, object]] = []
+        self._static: list[tuple[int, object]] = []
         self._collision: list[tuple[int, object]] = []
+        mujoco.mj_kinematics(model, self.data)  # at qpos0: the poses of static bodies
         with server.atomic():
             for body in body_meshes(model):
-                handle = server.scene.add_mesh_trimesh(f"{root}/visual/{body.name}", body.mesh)
-                if not body.static:
-                    self._moving.append((body.body_id, handle))
-            for body in body_meshes(model, groups=(COLLISION_GROUP,)):
-                body.mesh.visual.vertex_colors = np.round(np.array(COLLISION_RGBA) * 255).astype(
-                    np.uint8
-                )
-                handle = server.scene.add_mesh_trimesh(
-                    f"{root}/collision/{body.name}", body.mesh, visible=show_collision
-                )
+                handle = self._add(f"{root}/visual/{body.name}", body)
+                (self._static if body.static else self._moving).append((body.body_id, handle))
+            collision_colour = np.round(np.array(COLLISION_RGBA) * 255).astype(np.uint8)
+            for body in collision_meshes(model):
+                body.mesh.visual.vertex_colors = collision_colour
+                handle = self._add(f"{root}/collision/{body.name}", body, visible=show_collision)
                 self._collision.append((body.body_id, handle))
         self._frames = [
             (body_id, server.scene.add_frame(f"{root}/frames/{body_id}", axes_length=0.08,
@@ -64,6 +69,13 @@ class SceneRenderer:
         self._collision_visible = show_collision
         self._frames_visible = False
 
+    def _add(self, name: str, body: BodyMesh, visible: bool = True) -> object:
+        """Upload a body's mesh once, at the body's current pose."""
+        return self.server.scene.add_mesh_trimesh(
+            name, body.mesh, position=self.data.xpos[body.body_id].copy(),
+            wxyz=self.data.xquat[body.body_id].copy(), visible=visible,
+        )  # fmt: skip
+
     def _place(self, handles: list[tuple[int, object]]) -> None:
         for body_id, handle in handles:
             handle.position = self.data.xpos[body_id]
@@ -74,58 +86,88 @@ class SceneRenderer:
         """Scene handles of the bodies that move, by body id."""
         return dict(self._moving)
 
+    @property
+    def static_handles(self) -> dict[int, object]:
+        """Scene handles of the bodies welded to the world (placed once), by body id."""
+        return dict(self._static)
+
+    @property
+    def collision_handles(self) -> dict[int, object]:
+        """Scene handles of the collision meshes, by body id."""
+        return dict(self._collision)
+
+    @property
+    def frame_handles(self) -> dict[int, object]:
+        """Scene handles of the body frames, by body id."""
+        return dict(self._frames)
+
+    @property
+    def com_handle(self) -> object:
+        """Scene handle of the center-of-mass marker."""
+        return self._com
+
     def set_collision_visible(self, visible: bool) -> None:
         """Show or hide the collision geoms."""
-        self._collision_visible = visible
-        with self.server.atomic():
+        with self._lock, self.server.atomic():
+            self._collision_visible = visible
             self._place(self._collision)
             for _, handle in self._collision:
                 handle.visible = visible
 
     def set_frames_visible(self, visible: bool) -> None:
         """Show or hide every body's coordinate frame."""
-        self._frames_visible = visible
-        with self.server.atomic():
+        with self._lock, self.server.atomic():
+            self._frames_visible = visible
             self._place(self._frames)
             for _, handle in self._frames:
                 handle.visible = visible
 
     def set_com_visible(self, visible: bool) -> None:
-        """Show or hide the center-of-mass marker."""
-        self._com.visible = visible
+        """Show or hide the center-of-mass marker (placed at the robot's current CoM)."""
+        with self._lock, self.server.atomic():
+            if visible:
+                self._place_com()
+            self._com.visible = visible
+
+    def _place_com(self) -> None:
+        mujoco.mj_comPos(self.model, self.data)
+        root = ROBOT_ROOT_BODY if self.model.nbody > 1 else 0
+        self._com.position = self.data.subtree_com[root].copy()
 
     def render(self, q: np.ndarray) -> bool:
-        """Move the bodies to configuration ``q`` (size nq); False when ``q`` is unchanged."""
+        """Move the bodies to configuration ``q`` (size nq); False when ``q`` is unchanged.
+
+        Runs forward kinematics on :attr:`data` (left at ``q``) and writes the poses of
+        the bodies that moved, plus the visible optional layers, in one atomic update.
+        """
         q = np.asarray(q, dtype=float)
-        if self._last_q is not None and np.array_equal(q, self._last_q):
-            return False
-        self._last_q = q.copy()
-        data = self.data
-        data.qpos[:] = q
-        mujoco.mj_kinematics(self.model, data)
-        positions = data.xpos[self._indices]
-        rotations = data.xquat[self._indices]
-        # Viser compares every assigned pose with the last one (costly): assign only the
-        # bodies that moved, found with one vectorised comparison.
-        moved = np.flatnonzero(
-            (np.abs(positions - self._sent_positions) > POSE_TOLERANCE).any(axis=1)
-            | (np.abs(rotations - self._sent_rotations) > POSE_TOLERANCE).any(axis=1)
-        )
-        self._sent_positions[moved] = positions[moved]
-        self._sent_rotations[moved] = rotations[moved]
-        with self.server.atomic():
-            for index in moved.tolist():
-                _send_pose(self._moving[index][1], positions[index], rotations[index])
-            if self._collision_visible:
-                self._place(self._collision)
-            if self._frames_visible:
-                self._place(self._frames)
-            if self._com.visible:
-                mujoco.mj_comPos(self.model, data)
-                self._com.position = (
-                    data.subtree_com[1] if self.model.nbody > 1 else data.subtree_com[0]
-                )
-        return True
+        with self._lock:
+            if self._last_q is not None and np.array_equal(q, self._last_q):
+                return False
+            self._last_q = q.copy()
+            data = self.data
+            data.qpos[:] = q
+            mujoco.mj_kinematics(self.model, data)
+            positions = data.xpos[self._indices]
+            rotations = data.xquat[self._indices]
+            # Viser compares every assigned pose with the last one (costly): assign only
+            # the bodies that moved, found with one vectorised comparison.
+            moved = np.flatnonzero(
+                (np.abs(positions - self._sent_positions) > POSE_TOLERANCE).any(axis=1)
+                | (np.abs(rotations - self._sent_rotations) > POSE_TOLERANCE).any(axis=1)
+            )
+            self._sent_positions[moved] = positions[moved]
+            self._sent_rotations[moved] = rotations[moved]
+            with self.server.atomic():
+                for index in moved.tolist():
+                    _send_pose(self._moving[index][1], positions[index], rotations[index])
+                if self._collision_visible:
+                    self._place(self._collision)
+                if self._frames_visible:
+                    self._place(self._frames)
+                if self._com.visible:
+                    self._place_com()
+            return True
 
 
 def _send_pose(handle: object, position: np.ndarray, wxyz: np.ndarray) -> None:

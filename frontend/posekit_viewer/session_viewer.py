@@ -3,7 +3,9 @@
 The viser server listens on 127.0.0.1 only, on a free port; browsers reach it through
 the app's relay at ``/viewer/{sid}`` (one external port). Everyone on the link shares
 the scene and the panels. A render thread follows the session at most ``fps`` times a
-second and redraws only when the session produced a new state.
+second: when the session produced a new state or accepted a change, it writes the body
+poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
+``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import logging
 import threading
 import time
 
-import mujoco
 import numpy as np
 import viser
 from posekit.sessions.session import Session
@@ -26,28 +27,35 @@ logger = logging.getLogger(__name__)
 
 CAMERA_POSITION = (1.6, -1.6, 1.3)  # [m] initial eye point, looking at the robot's base
 CAMERA_LOOK_AT = (0.0, 0.0, 0.4)
+PANEL_HZ = 10.0  # the panels (text, plot, widgets) follow the session at most this often
+PANEL_IDLE_PERIOD = 0.5  # [s] and at least this often (viewer count, rejected edits)
 
 
 class SessionViewer:
-    """The live viewer of ``session``; ``link`` is the shareable page URL shown in it."""
+    """The live viewer of ``session``; ``link`` is the shareable page URL shown in it.
 
-    def __init__(self, session: Session, link: str, fps: float = 60.0) -> None:
+    With ``start=False`` no render thread runs: call :meth:`tick` yourself (benchmarks).
+    """
+
+    def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
         self.session = session
         self.server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
         self.renderer = SceneRenderer(self.server, session.model)
         self.gizmos = TargetGizmos(self.server, session)
-        self.panels = SessionPanels(self.server, session, link)
-        self._data = mujoco.MjData(session.model)
+        self.panels = SessionPanels(self.server, session, link, self.renderer)
         self._period = 1.0 / fps
         self._stop = threading.Event()
-        self._last_seq = -1
-        self._last_revision = -1
-        self._last_viewers = -1
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+        self._drawn: tuple[int, int] = (-1, -1)  # (state seq, session revision) last drawn
+        self._panels_due = True
+        self._panels_at = -float("inf")
         self._watching: dict[int, Subscription] = {}
         self.server.on_client_connect(self._client_connected)
         self.server.on_client_disconnect(self._client_disconnected)
         self._thread = threading.Thread(target=self._run, name=f"viewer-{session.id}", daemon=True)
-        self._thread.start()
+        if start:
+            self._thread.start()
 
     @property
     def port(self) -> int:
@@ -58,6 +66,16 @@ class SessionViewer:
     def viewers(self) -> int:
         """Number of browsers connected to this viewer."""
         return len(self.server.get_clients())
+
+    @property
+    def drawn(self) -> tuple[int, int]:
+        """(state seq, session revision) of the last update drawn; (-1, -1) before any."""
+        return self._drawn
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the viewer was stopped (its viser server is shut down)."""
+        return self._stopped
 
     def _client_connected(self, client: viser.ClientHandle) -> None:
         """Count the browser as a watcher of the session and frame the robot for it."""
@@ -71,31 +89,37 @@ class SessionViewer:
         if subscription is not None:
             subscription.close()
 
-    def tick(self) -> bool:
-        """Follow the session once; returns whether anything was redrawn."""
+    def tick(self, now: float | None = None) -> bool:
+        """Follow the session once; returns whether the robot was redrawn (q changed).
+
+        Scene and gizmos are updated only when the session has a new state or
+        accepted a change; the panels at most ``PANEL_HZ`` times a second, and at
+        least every ``PANEL_IDLE_PERIOD`` seconds.
+        """
         state = self.session.state
-        revision = self.session.revision
-        viewers = self.viewers
-        if (state.seq, revision, viewers) == (
-            self._last_seq,
-            self._last_revision,
-            self._last_viewers,
-        ):
-            return False
-        self._last_seq, self._last_revision, self._last_viewers = state.seq, revision, viewers
-        q = np.asarray(state.q)
-        self.renderer.render(q)
-        self._data.qpos[:] = q
-        mujoco.mj_kinematics(self.session.model, self._data)
-        self.gizmos.sync(self._data)
-        self.panels.refresh(viewers)
-        return True
+        key = (state.seq, self.session.revision)
+        redrawn = False
+        if key != self._drawn:
+            q = np.asarray(state.q)
+            with self.server.atomic():
+                redrawn = self.renderer.render(q)
+                self.gizmos.sync(self.renderer.data)  # kinematics at q, from render
+            self._drawn = key
+            self._panels_due = True
+        now = time.monotonic() if now is None else now
+        since = now - self._panels_at
+        if (self._panels_due and since >= 1.0 / PANEL_HZ) or since >= PANEL_IDLE_PERIOD:
+            self._panels_at = now
+            self._panels_due = False
+            self.panels.refresh(self.viewers)
+        return redrawn
 
     def _run(self) -> None:
         next_time = time.monotonic()
         while not self._stop.is_set():
             if self.session.closed:
-                break
+                self.stop()  # stopped with the session
+                return
             try:
                 self.tick()
             except Exception:  # a broken frame must not kill the viewer
@@ -108,11 +132,15 @@ class SessionViewer:
             self._stop.wait(delay)
 
     def stop(self) -> None:
-        """Stop drawing and shut the viser server down."""
+        """Stop drawing and shut the viser server down (idempotent)."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
         self._stop.set()
-        if threading.current_thread() is not self._thread:
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=2.0)
-        for subscription in self._watching.values():
+        for subscription in list(self._watching.values()):
             subscription.close()
         self._watching.clear()
         self.server.stop()

@@ -3,7 +3,9 @@
 ``GET /viewer/{sid}`` serves viser's single-file client; the client opens a websocket
 on the same path, which is relayed byte for byte (with viser's ``viser-v…``
 subprotocol) to that session's own viser server on 127.0.0.1. Browsers therefore
-need a single external port.
+need a single external port. Frames from a browser faster than the per-client
+websocket rate (``app.state.stream_limits``) are held back, never dropped (viser's
+protocol cannot lose messages): a flooding client slows only itself.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import viser
 import websockets
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, HTMLResponse
+from posekit.api.stream_limits import RateGate, StreamLimits
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.manager import SessionManager
 from websockets.asyncio.client import connect
@@ -74,13 +77,17 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
         requested = websocket.scope.get("subprotocols", [])
         protocol = next((p for p in requested if p.startswith("viser-v")), None)
         await websocket.accept(subprotocol=protocol)
-        await relay(websocket, viewer.port, protocol)
+        limits: StreamLimits = getattr(websocket.app.state, "stream_limits", StreamLimits())
+        await relay(websocket, viewer.port, protocol, RateGate(limits.rate))
 
     return router
 
 
-async def relay(browser: WebSocket, port: int, protocol: str | None) -> None:
-    """Pump frames both ways between the browser and the viser server until either closes."""
+async def relay(
+    browser: WebSocket, port: int, protocol: str | None, gate: RateGate | None = None
+) -> None:
+    """Pump frames both ways between the browser and the viser server until either
+    closes; browser frames wait for ``gate`` (rate backpressure) when one is given."""
     try:
         upstream = await connect(
             f"ws://127.0.0.1:{port}",
@@ -98,6 +105,10 @@ async def relay(browser: WebSocket, port: int, protocol: str | None) -> None:
             message = await browser.receive()
             if message["type"] == "websocket.disconnect":
                 return
+            if gate is not None:
+                while (wait := gate.wait_time()) > 0.0:
+                    await asyncio.sleep(wait)
+                gate.admit()
             data = message.get("bytes")
             await upstream.send(data if data is not None else message.get("text", ""))
 

@@ -8,6 +8,16 @@ from typing import Any
 import httpx
 from e2e.browser_support import FullAppServer, browser, full_app  # noqa: F401
 
+GROUPS = """() => {
+  const shown = {};
+  let category = null;
+  for (const node of document.querySelectorAll('#robot-list > *')) {
+    if (node.classList.contains('category')) category = node.textContent;
+    else shown[node.dataset.robot] = category;
+  }
+  return shown;
+}"""
+
 
 def test_landing_page_starts_a_session_and_opens_its_viewer(
     full_app: FullAppServer,  # noqa: F811
@@ -17,8 +27,19 @@ def test_landing_page_starts_a_session_and_opens_its_viewer(
     page.goto(full_app.base_url + "/")
     page.wait_for_selector('.robot-item[data-robot="arm7"]')
     assert page.locator('.robot-item[data-robot="humanoid"]').count() == 1
-    # Menagerie robots are listed too, grouped by category.
-    assert page.locator(".robot-item").count() > 10
+    # Every robot of the API is listed under its category (built-in ones first).
+    robots = httpx.get(f"{full_app.base_url}/api/robots").json()
+    shown = page.evaluate(GROUPS)
+    expected = {r["name"]: "built-in" if r["source"] == "builtin" else r["category"]
+                for r in robots}  # fmt: skip
+    assert shown == expected
+    assert any(r["source"] == "menagerie" for r in robots)
+    headers = page.locator(".category").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    assert headers[0] == "built-in" and headers[1:] == sorted(headers[1:])
+    # The API docs are one click away.
+    docs = page.get_by_role("link", name="API docs")
+    assert docs.get_attribute("href") == "/docs"
+    assert httpx.get(f"{full_app.base_url}/docs").status_code == 200
     page.fill("#robot-filter", "humanoid")
     assert page.locator('.robot-item[data-robot="arm7"]').count() == 0
     page.fill("#robot-filter", "")

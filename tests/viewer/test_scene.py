@@ -7,9 +7,17 @@ import numpy as np
 import pytest
 import viser
 from conftest import builtin_model, menagerie_model
-from posekit_viewer.mjcf_scene import VISUAL_GROUPS, body_meshes, geom_in_body
+from posekit_viewer.mjcf_scene import (
+    VISUAL_GROUPS,
+    body_meshes,
+    collision_geoms,
+    collision_meshes,
+    geom_in_body,
+    geom_rgba,
+)
 from posekit_viewer.scene_renderer import SceneRenderer
 from tests_support import random_configuration
+from viewer.viewer_support import MessageLog
 
 PRIMITIVES_XML = """
 <mujoco><compiler angle="radian"/><worldbody>
@@ -22,6 +30,7 @@ PRIMITIVES_XML = """
     <geom name="hidden" type="sphere" size="0.1" rgba="1 1 1 0"/>
     <geom name="collision" type="sphere" size="0.1" group="3"/>
   </body>
+  <geom name="plane" type="plane" size="0.5 0.25 0.1" group="2"/>
 </worldbody></mujoco>
 """
 
@@ -39,6 +48,7 @@ def test_primitives_have_their_mujoco_sizes() -> None:
     np.testing.assert_allclose(_geom_extent(model, "capsule"), [0.1, 0.1, 0.7], atol=0.01)
     np.testing.assert_allclose(_geom_extent(model, "cylinder"), [0.2, 0.2, 0.4], atol=0.01)
     np.testing.assert_allclose(_geom_extent(model, "ellipsoid"), [0.2, 0.4, 0.6], atol=0.02)
+    np.testing.assert_allclose(_geom_extent(model, "plane"), [1.0, 0.5, 0.002], atol=1e-9)
     box = geom_in_body(model, model.geom("box").id)
     np.testing.assert_allclose(box.bounds.mean(axis=0), [1.0, 0.0, 0.0], atol=1e-9)
     np.testing.assert_array_equal(box.visual.vertex_colors[0], [255, 0, 0, 255])
@@ -52,9 +62,17 @@ def test_transparent_and_collision_geoms_are_not_visual() -> None:
         for name in ("box", "sphere", "capsule", "cylinder", "ellipsoid")
     )
     assert len(body.mesh.vertices) == expected
-    (collision,) = body_meshes(model, groups=(3,))
-    assert len(collision.mesh.vertices) == len(
+    (group3,) = body_meshes(model, groups=(3,))
+    assert len(group3.mesh.vertices) == len(
         geom_in_body(model, model.geom("collision").id).vertices
+    )
+    # Collision geoms are those that collide (contype/conaffinity), whatever their group;
+    # planes (floors) are left out of both layers.
+    assert model.geom("plane").id not in collision_geoms(model)
+    assert model.geom("hidden").id in collision_geoms(model)
+    (collision,) = collision_meshes(model)
+    assert len(collision.mesh.vertices) == sum(
+        len(geom_in_body(model, g).vertices) for g in collision_geoms(model)
     )
 
 
@@ -122,3 +140,85 @@ def test_renderer_writes_poses_only_when_q_changes(server: viser.ViserServer) ->
     for body_id, handle in handles.items():
         np.testing.assert_allclose(handle.position, data.xpos[body_id], atol=1e-6)
         np.testing.assert_allclose(np.abs(np.dot(handle.wxyz, data.xquat[body_id])), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["panda", "g1"])
+def test_menagerie_meshes_keep_their_vertices_and_colours(name: str) -> None:
+    model = menagerie_model(name)
+    mesh_geoms = [
+        g
+        for g in range(model.ngeom)
+        if int(model.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_MESH)
+        and int(model.geom_group[g]) in VISUAL_GROUPS
+    ]
+    assert len(mesh_geoms) > 10
+    colours = set()
+    for geom_id in mesh_geoms:
+        mesh = geom_in_body(model, geom_id)
+        mesh_id = model.geom_dataid[geom_id]
+        assert len(mesh.vertices) == model.mesh_vertnum[mesh_id]
+        assert len(mesh.faces) == model.mesh_facenum[mesh_id]
+        expected = np.round(geom_rgba(model, geom_id) * 255).astype(np.uint8)
+        np.testing.assert_array_equal(np.unique(mesh.visual.vertex_colors, axis=0), [expected])
+        colours.add(tuple(expected))
+    assert len(colours) > 1  # materials give the robot more than one colour
+
+
+def test_renderer_uploads_geometry_once_with_a_grid_and_fixed_bodies_placed() -> None:
+    model = menagerie_model("ur5e")  # its base body is welded to the world, rotated
+    server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
+    try:
+        log = MessageLog(server)
+        renderer = SceneRenderer(server, model)
+        uploads = [name for kind, name, _ in log.entries if kind == "GlbMessage"]
+        visual = [f"/robot/visual/{body.name}" for body in body_meshes(model)]
+        collision = [f"/robot/collision/{body.name}" for body in collision_meshes(model)]
+        assert sorted(uploads) == sorted(visual + collision)  # one mesh per body and layer
+        assert "/grid" in server.scene._handle_from_node_name
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        base = model.body("base").id
+        assert base in renderer.static_handles
+        handle = renderer.static_handles[base]
+        np.testing.assert_allclose(handle.wxyz, data.xquat[base], atol=1e-9)
+        assert not np.allclose(data.xquat[base], [1, 0, 0, 0])  # really rotated
+        log.clear()
+        rng = np.random.default_rng(1)
+        for _ in range(5):
+            assert renderer.render(random_configuration(model, rng))
+        assert not log.kinds() & {"GlbMessage", "MeshMessage"}
+        assert log.poses("/robot/visual") and not log.poses("/robot/visual/base")
+    finally:
+        server.stop()
+
+
+def test_optional_layers_show_collision_geoms_frames_and_com(server: viser.ViserServer) -> None:
+    model = builtin_model("arm7")
+    renderer = SceneRenderer(server, model)
+    assert renderer.collision_handles  # built-in models collide with their drawn geoms
+    assert not any(h.visible for h in renderer.collision_handles.values())
+    q = random_configuration(model, np.random.default_rng(2))
+    renderer.render(q)
+    renderer.set_collision_visible(True)
+    renderer.set_frames_visible(True)
+    renderer.set_com_visible(True)
+    data = mujoco.MjData(model)
+    data.qpos[:] = q
+    mujoco.mj_forward(model, data)
+    for layer in (renderer.collision_handles, renderer.frame_handles):
+        for body_id, handle in layer.items():
+            assert handle.visible
+            np.testing.assert_allclose(handle.position, data.xpos[body_id], atol=1e-6)
+    com = renderer.com_handle
+    assert com.visible
+    np.testing.assert_allclose(com.position, data.subtree_com[1], atol=1e-6)
+    # The layers follow the next configuration too.
+    q2 = random_configuration(model, np.random.default_rng(3))
+    renderer.render(q2)
+    data.qpos[:] = q2
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(com.position, data.subtree_com[1], atol=1e-6)
+    for body_id, handle in renderer.frame_handles.items():
+        np.testing.assert_allclose(handle.position, data.xpos[body_id], atol=1e-6)
+    renderer.set_collision_visible(False)
+    assert not any(h.visible for h in renderer.collision_handles.values())
