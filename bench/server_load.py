@@ -13,8 +13,9 @@ stream. Printed per N:
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
 
-The clients run in this process, the server in another; on a 2-core machine they
-share the cores, so the figures include that contention.
+The clients run in this process (on uvloop when installed), the server in another;
+on a 2-core machine they share the cores, so the figures include that contention.
+Each client reads and decodes every message it receives.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from websockets.asyncio.client import connect
@@ -100,13 +102,8 @@ async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) 
                     json.dumps({"type": "target", "task": "ee", "position": position, "ref": ref})
                 )
 
-        sender = asyncio.create_task(send())
-        try:
-            while not stop.is_set():
-                try:
-                    raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
-                except TimeoutError:
-                    continue
+        async def receive() -> None:
+            async for raw in ws:  # every message is read and decoded, as a viewer would
                 now = time.perf_counter()
                 message = json.loads(raw)
                 if message["type"] != "state":
@@ -120,8 +117,23 @@ async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) 
                     if load.measuring and load.next_ref in load.sent:
                         load.latencies.append(now - load.sent[load.next_ref])
                     load.next_ref += 1
+
+        tasks = [asyncio.create_task(send()), asyncio.create_task(receive())]
+        try:
+            await stop.wait()
         finally:
-            sender.cancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def run(coroutine: Any) -> Any:
+    """Run the clients on uvloop when it is installed (as uvicorn runs the server)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -196,7 +208,7 @@ def main() -> None:
     rows = []
     try:
         for count in (int(n) for n in args.sessions.split(",")):
-            rows.append(asyncio.run(run_level(base, pid, count, args.seconds, args.warmup)))
+            rows.append(run(run_level(base, pid, count, args.seconds, args.warmup)))
     finally:
         if server is not None:
             server.terminate()

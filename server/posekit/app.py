@@ -17,6 +17,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from posekit.api import create_app
 from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.security import TokenAuth
+from posekit.api.stream_limits import StreamLimits
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
@@ -40,15 +41,28 @@ def create_full_app(
     configure_logging()
     if manager is None:
         store = SQLiteStore(settings.db) if settings.db else None
-        manager = SessionManager(store=store, max_sessions=settings.max_sessions)
+        manager = SessionManager(
+            store=store,
+            max_sessions=settings.max_sessions,
+            max_tasks=settings.max_tasks,
+            idle_unload_s=settings.idle_unload_s,
+        )
     hub = ViewerHub(manager)
+    manager.on_session_closed(hub.forget)
     metrics = Metrics()
-    metrics.gauges["posekit_sessions"] = ("Live sessions.", lambda: float(len(manager.sessions())))
+    metrics.gauges["posekit_sessions"] = ("Live sessions.", lambda: float(manager.count()))
+    metrics.gauges["posekit_sessions_unloaded"] = (
+        "Sessions unloaded after being idle (revived on their next request).",
+        lambda: float(len(manager.unloaded())),
+    )
 
     def stop_viewers(_: FastAPI) -> None:
         hub.stop_all()
 
     options.setdefault("max_body_bytes", settings.max_body_bytes)
+    options.setdefault(
+        "stream_limits", StreamLimits(max_bytes=settings.ws_max_bytes, rate=settings.ws_rate)
+    )
     app = create_app(
         manager,
         routers=[viewer_router(manager, hub), _metrics_router(metrics)],
@@ -59,9 +73,7 @@ def create_full_app(
     app.state.viewer_hub = hub
     app.state.metrics = metrics
     app.state.settings = settings
-    manager.scheduler.on_step = (
-        metrics.observe_step if hasattr(manager.scheduler, "on_step") else None
-    )
+    manager.scheduler.on_step = metrics.observe_step
 
     @app.middleware("http")
     async def durable_changes(request: Request, call_next: Any) -> Response:

@@ -8,46 +8,64 @@ from collections.abc import Sequence
 
 from fastapi import FastAPI
 
-WS_MAX_BYTES = 1 << 20  # websocket frames above this are refused by the server
+from posekit.settings import Settings
+
+# Websocket frames above this close the connection (1009) at the transport; the API
+# stream refuses smaller messages above POSEKIT_WS_MAX_BYTES with an error reply.
+WS_TRANSPORT_MAX_BYTES = 1 << 20
 
 
-def build_app(robot: str | None = "arm7", announce: str | None = None) -> FastAPI:
-    """The served app (API + viewer, from the composition root ``posekit.app``); a first
-    session on ``robot`` is created at startup (None: none).
+def build_app(
+    robot: str | None = "arm7", announce: str | None = None, settings: Settings | None = None
+) -> FastAPI:
+    """The served app (API + viewer, from the composition root ``posekit.app``).
 
-    ``announce`` is the base URL printed with the session's links.
+    At startup, when the server has no session (none restored from its database), a
+    first session on ``robot`` is created (None: none). ``announce`` is the base URL
+    printed with the sessions' links.
     """
     from posekit.app import create_full_app
 
     async def first_session(app: FastAPI) -> None:
-        if robot is None:
-            return
         manager = app.state.manager
-        session = await asyncio.to_thread(manager.create, {"robot": robot})
+        sessions = [s.id for s in manager.sessions()] + [
+            u.summary["id"] for u in manager.unloaded()
+        ]
+        if not sessions and robot is not None:
+            session = await asyncio.to_thread(manager.create, {"robot": robot})
+            sessions = [session.id]
+            if announce:
+                print(f"posekit: session {session.id} on {robot}", flush=True)
+        elif sessions and announce:
+            print(f"posekit: {len(sessions)} session(s) restored", flush=True)
         if announce:
-            print(
-                f"posekit: session {session.id} on {robot}\n"
-                f"  viewer  {announce}/viewer/{session.id}\n"
-                f"  state   {announce}/api/sessions/{session.id}\n"
-                f"  stream  {announce.replace('http', 'ws', 1)}/api/sessions/{session.id}/stream",
-                flush=True,
-            )
+            for session_id in sessions[:5]:
+                print(
+                    f"  viewer  {announce}/viewer/{session_id}\n"
+                    f"  state   {announce}/api/sessions/{session_id}\n"
+                    f"  stream  {announce.replace('http', 'ws', 1)}/api/sessions/{session_id}/stream",
+                    flush=True,
+                )
 
-    return create_full_app(on_startup=[first_session])
+    return create_full_app(settings=settings, on_startup=[first_session])
 
 
-def serve(host: str, port: int, robot: str | None) -> None:
-    """Run the app with uvicorn until interrupted."""
+def serve(host: str | None, port: int | None, robot: str | None) -> None:
+    """Run the app with uvicorn until interrupted (host and port default to the
+    ``POSEKIT_HOST`` / ``POSEKIT_PORT`` settings)."""
     import uvicorn
 
+    settings = Settings.from_env()
+    host = host or settings.host
+    port = port or settings.port
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown_host}:{port}"
     print(f"posekit: serving on {url}  (API docs: {url}/docs)", flush=True)
     uvicorn.run(
-        build_app(robot, announce=url),
+        build_app(robot, announce=url, settings=settings),
         host=host,
         port=port,
-        ws_max_size=WS_MAX_BYTES,
+        ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
         # States are a few hundred bytes; compressing each one cost more server CPU
         # than everything else per message on the load bench, so deflate is off.
         ws_per_message_deflate=False,
@@ -61,12 +79,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="solve IK on the built-in arm and print the convergence")
     up = commands.add_parser("up", help="serve the API (and viewer) on one port")
-    up.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-    up.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    up.add_argument(
+        "--host", default=None, help="interface (default: POSEKIT_HOST, else 127.0.0.1)"
+    )
+    up.add_argument(
+        "--port", type=int, default=None, help="port (default: POSEKIT_PORT, else 8000)"
+    )
     up.add_argument(
         "--robot",
         default="arm7",
-        help="robot of the first session (default: the built-in arm7); 'none' for no session",
+        help=(
+            "robot of the first session, created when the server has none "
+            "(default: the built-in arm7); 'none' for no session"
+        ),
     )
     args = parser.parse_args(argv)
     if args.command == "demo":

@@ -8,10 +8,10 @@
 | ``POSEKIT_TOKEN`` | unset | access token; unset = open access |
 | ``POSEKIT_CORS_ORIGINS`` | unset | comma-separated allowed origins; unset = CORS closed |
 | ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond) |
-| ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (422 beyond) |
+| ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (409 beyond) |
 | ``POSEKIT_MAX_BODY_BYTES`` | ``1048576`` | request body size at most (413 beyond) |
-| ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | websocket message size at most (closes with 1009) |
-| ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client (error beyond) |
+| ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | API stream message size at most (refused with an error reply) |
+| ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
 """
 

@@ -286,7 +286,7 @@ def test_bad_websocket_messages_get_errors_and_change_nothing(
                     "pad": "y" * 70_000,
                 }
             ),
-            "invalid",
+            "too_large",
             None,
         ),
     ]

@@ -20,6 +20,7 @@ import posekit
 from posekit.api import routes_robots, routes_sessions, routes_stream, routes_tasks
 from posekit.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
 from posekit.api.errors import install_error_handlers
+from posekit.api.stream_limits import StreamLimits
 from posekit.robots import RobotRegistry
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.store import SessionStore
@@ -38,8 +39,9 @@ while it runs, and watch solved joint states on the websocket
 `{"type": "target", "task": …, "position": […]}` to drag a target).
 
 Errors are JSON `{"detail", "code", "errors"}` with 404 (unknown session, task, limit,
-robot), 409 (name taken), 413 (body too large), 422 (invalid input: the message names
-the bad value and what is valid).
+robot), 409 (name taken, or the session holds its maximum number of tasks), 413 (body
+too large), 422 (invalid input: the message names the bad value and what is valid),
+429 (the server runs its maximum number of sessions).
 """
 
 TAGS = [
@@ -60,6 +62,7 @@ def create_app(
     on_startup: Sequence[Hook] = (),
     on_shutdown: Sequence[Hook] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    stream_limits: StreamLimits | None = None,
 ) -> FastAPI:
     """The posekit web app.
 
@@ -72,6 +75,7 @@ def create_app(
         on_startup: Called with the app after the manager started.
         on_shutdown: Called with the app before the manager shuts down.
         max_body_bytes: Larger request bodies get 413.
+        stream_limits: Size and rate of a websocket client's messages.
     """
     if manager is None:
         manager = SessionManager(registry=registry, store=store)
@@ -98,6 +102,7 @@ def create_app(
     )
     app.state.manager = manager
     app.state.registry = manager.registry
+    app.state.stream_limits = stream_limits or StreamLimits()
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     for router in routers:

@@ -5,6 +5,7 @@ exception                                    status  code
 ==========================================  ======  ==================
 SessionNotFound, TaskNotFound, RobotNotFound  404     not_found
 NameConflict                                 409     conflict
+TaskLimitReached                             409     too_many_tasks
 SessionLimitReached                          429     too_many_sessions
 RobotUnavailable                             503     robot_unavailable
 any other PosekitError (bad frame, joint…)   422     invalid
@@ -26,7 +27,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from posekit.ik.exceptions import PosekitError
 from posekit.robots.errors import RobotNotFound, RobotUnavailable
-from posekit.sessions.errors import NameConflict, NotFound, SessionLimitReached
+from posekit.sessions.errors import (
+    NameConflict,
+    NotFound,
+    SessionLimitReached,
+    TaskLimitReached,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +60,7 @@ class ErrorBody(BaseModel):
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "Unknown session, task, limit or robot."},
-    409: {"model": ErrorBody, "description": "Name already used."},
+    409: {"model": ErrorBody, "description": "Name already used, or the session is full."},
     413: {"model": ErrorBody, "description": "Request body too large."},
     422: {"model": ErrorBody, "description": "Invalid input (message says what and why)."},
 }
@@ -66,6 +72,8 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 404, "not_found"
     if isinstance(exc, NameConflict):
         return 409, "conflict"
+    if isinstance(exc, TaskLimitReached):
+        return 409, "too_many_tasks"
     if isinstance(exc, SessionLimitReached):
         return 429, "too_many_sessions"
     if isinstance(exc, RobotUnavailable):
@@ -131,7 +139,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
-        response = error_response(exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail))
+        response = error_response(
+            exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail)
+        )
         response.headers.update(exc.headers or {})  # e.g. Allow on 405
         return response
 

@@ -17,6 +17,7 @@ import re
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -85,13 +86,43 @@ class Histogram:
         return lines
 
 
+class RateMeter:
+    """Events per second over the last ``window`` seconds, from a counter sampled once a
+    second by its single writer (cheap enough to call on every solve step)."""
+
+    def __init__(self, window: float = 5.0) -> None:
+        self.window = window
+        self.count = 0
+        self._samples: deque[tuple[float, int]] = deque(maxlen=int(window) + 2)
+        self._next_sample = 0.0
+
+    def tick(self, now: float | None = None) -> None:
+        """Count one event (from one thread only)."""
+        self.count += 1
+        now = time.monotonic() if now is None else now
+        if now >= self._next_sample:
+            self._samples.append((now, self.count))
+            self._next_sample = now + 1.0
+
+    def rate(self, now: float | None = None) -> float:
+        """Mean events per second over about the last ``window`` seconds (0 when idle)."""
+        now = time.monotonic() if now is None else now
+        samples = [s for s in list(self._samples) if now - s[0] <= self.window + 1.0]
+        if not samples:
+            return 0.0
+        start_time, start_count = samples[0]
+        elapsed = max(now - start_time, 1.0)
+        return (self.count - start_count) / elapsed
+
+
 class Metrics:
     """posekit's metrics; gauges that live elsewhere are read through callables."""
 
     def __init__(self) -> None:
         self.solve_time = Histogram(SOLVE_BUCKETS_US)
-        self.steps = 0
+        self.step_rate = RateMeter()
         self.rejected: dict[int, int] = {}
+        self.ws_refused: dict[str, int] = {}
         self.requests = 0
         self.websocket_clients = 0
         self._lock = threading.Lock()
@@ -100,8 +131,12 @@ class Metrics:
     def observe_step(self, solve_us: float) -> None:
         """Count a solve step and its duration [µs]."""
         self.solve_time.observe(solve_us)
+        self.step_rate.tick()
+
+    def count_ws_refusal(self, code: str) -> None:
+        """Count a refused websocket client message by error code."""
         with self._lock:
-            self.steps += 1
+            self.ws_refused[code] = self.ws_refused.get(code, 0) + 1
 
     def count_request(self, status: int) -> None:
         """Count an HTTP response; 4xx/5xx also by status."""
@@ -118,12 +153,16 @@ class Metrics:
     def render(self) -> str:
         """Everything in the Prometheus text format."""
         with self._lock:
-            steps, requests = self.steps, self.requests
+            steps, requests = self.step_rate.count, self.requests
             rejected, clients = dict(self.rejected), self.websocket_clients
+            refused = dict(self.ws_refused)
         lines = [
             "# HELP posekit_steps_total IK solve steps since start.",
             "# TYPE posekit_steps_total counter",
             f"posekit_steps_total {steps}",
+            "# HELP posekit_steps_per_second IK solve steps per second, last 5 s.",
+            "# TYPE posekit_steps_per_second gauge",
+            f"posekit_steps_per_second {self.step_rate.rate()}",
             "# HELP posekit_solve_time_us Duration of a solve step [µs].",
             "# TYPE posekit_solve_time_us histogram",
             *self.solve_time.lines("posekit_solve_time_us"),
@@ -139,6 +178,12 @@ class Metrics:
             "# HELP posekit_websocket_clients Open websocket connections.",
             "# TYPE posekit_websocket_clients gauge",
             f"posekit_websocket_clients {clients}",
+            "# HELP posekit_websocket_refused_total Websocket client messages refused, by code.",
+            "# TYPE posekit_websocket_refused_total counter",
+            *[
+                f'posekit_websocket_refused_total{{code="{c}"}} {n}'
+                for c, n in sorted(refused.items())
+            ],
         ]
         for name, (help_text, read) in sorted(self.gauges.items()):
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", f"{name} {read()}"]

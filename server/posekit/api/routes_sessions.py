@@ -35,8 +35,13 @@ def detail_of(session: Session) -> SessionDetail:
 
 @router.get("", response_model=list[SessionSummary], summary="List sessions")
 def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
-    """Live sessions, oldest first."""
-    return [summary_of(s) for s in manager.sessions()]
+    """Every session, oldest first: live ones, and idle ones unloaded to storage
+    (``status`` ``unloaded``; any request naming one revives it)."""
+    summaries = [summary_of(s) for s in manager.sessions()] + [
+        SessionSummary(**u.summary, links=session_links(u.summary["id"]))
+        for u in manager.unloaded()
+    ]
+    return sorted(summaries, key=lambda summary: summary.created)
 
 
 @router.post(

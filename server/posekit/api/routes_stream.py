@@ -9,13 +9,15 @@ Server → client (JSON objects with a ``type``):
   answering a change is never held back, the next regular one waits instead).
 - ``tasks``: the task stack, limits and solver settings, after every change of them.
 - ``error``: a client message was refused (``message`` says why, ``ref`` is the
-  client's), or the session ended (``code`` ``session_closed``; the socket closes
-  with 4410).
+  client's; ``code`` ``invalid``, ``not_found``, ``too_large`` or ``rate_limited``), or
+  the session ended (``code`` ``session_closed``; the socket closes with 4410).
 - ``pong``: the answer to ``ping``.
 
 Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"direction"|
 "q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
-target; ``{"type": "ping", "ref": …}``.
+target; ``{"type": "ping", "ref": …}``. Each client may send messages of at most
+``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one second's
+worth); beyond, the message is refused with an ``error`` and nothing changes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from starlette.websockets import WebSocketDisconnect
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, status_of
 from posekit.api.schemas import session_links
+from posekit.api.stream_limits import RateGate, StreamLimits
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.session import Session
@@ -44,7 +47,6 @@ from posekit.sessions.types import MujocoName, Name, Quaternion, Vec3, Vector
 logger = logging.getLogger(__name__)
 router = APIRouter()
 
-MAX_MESSAGE_BYTES = 64 * 1024
 PROTOCOL = 1
 Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
 
@@ -129,23 +131,41 @@ def _ref_of(raw: str | bytes) -> Any:
     return ref if isinstance(ref, (str, int, float, bool)) and len(str(ref)) <= 128 else None
 
 
-def handle_client_message(session: Session, raw: str | bytes, subscription: Subscription) -> None:
-    """Apply one client message; refusals go back to this client only."""
-    if len(raw) > MAX_MESSAGE_BYTES:
-        text = f"message of {len(raw)} bytes exceeds the limit of {MAX_MESSAGE_BYTES} bytes"
-        subscription.offer_message(error_message("invalid", text))
-        return
+def handle_client_message(
+    session: Session,
+    raw: str | bytes,
+    subscription: Subscription,
+    limits: StreamLimits | None = None,
+    gate: RateGate | None = None,
+) -> str | None:
+    """Apply one client message; refusals go back to this client only.
+
+    Returns the error code of a refusal (None when the message was applied).
+    """
+    limits = limits or StreamLimits()
+    if len(raw) > limits.max_bytes:
+        text = f"message of {len(raw)} bytes exceeds the limit of {limits.max_bytes} bytes"
+        subscription.offer_message(error_message("too_large", text))
+        return "too_large"
+    if gate is not None and not gate.admit():
+        text = (
+            f"more than {limits.rate:g} messages per second from this client; "
+            "this message was dropped (send the latest target only)"
+        )
+        subscription.offer_message(error_message("rate_limited", text, _ref_of(raw)))
+        return "rate_limited"
     ref = None
     try:
         message = CLIENT_MESSAGE.validate_json(raw)
         ref = message.ref
         if isinstance(message, PingMessage):
             subscription.offer_message({"type": "pong", "ref": message.ref, "time": time.time()})
-            return
+            return None
         target = Target.model_construct(
             **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
         )
         session.set_target(message.task, target, ref=message.ref)
+        return None
     except ValidationError as exc:
         errors = exc.errors()
         if errors and errors[0].get("type") == "json_invalid":
@@ -155,8 +175,11 @@ def handle_client_message(session: Session, raw: str | bytes, subscription: Subs
         else:
             detail, _ = describe_validation(errors)
         subscription.offer_message(error_message("invalid", detail, _ref_of(raw)))
+        return "invalid"
     except PosekitError as exc:
-        subscription.offer_message(error_message(status_of(exc)[1], str(exc), ref))
+        code = status_of(exc)[1]
+        subscription.offer_message(error_message(code, str(exc), ref))
+        return code
 
 
 async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
@@ -188,11 +211,18 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     """The session's live stream (protocol in the module docstring)."""
     await websocket.accept()
     try:
-        session = manager_of(websocket).get(session_id)
+        session = await asyncio.to_thread(manager_of(websocket).get, session_id)
     except SessionNotFound as exc:
         await websocket.send_text(json.dumps(error_message("not_found", str(exc))))
         await websocket.close(code=4404, reason="session not found")
         return
+    except PosekitError as exc:  # e.g. reviving it would exceed the session limit
+        await websocket.send_text(json.dumps(error_message(status_of(exc)[1], str(exc))))
+        await websocket.close(code=4429, reason="session unavailable")
+        return
+    limits: StreamLimits = websocket.app.state.stream_limits
+    gate = RateGate(limits.rate)
+    count_refusal = getattr(getattr(websocket.app.state, "metrics", None), "count_ws_refusal", None)
     subscription = session.subscribe(initial_state=False)
     writer = asyncio.create_task(_write(websocket, session, subscription))
     try:
@@ -203,7 +233,9 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
             raw = message.get("text")
             if raw is None:
                 raw = message.get("bytes") or b""
-            handle_client_message(session, raw, subscription)
+            refusal = handle_client_message(session, raw, subscription, limits, gate)
+            if refusal is not None and count_refusal is not None:
+                count_refusal(refusal)
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:

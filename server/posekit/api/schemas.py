@@ -126,7 +126,12 @@ class SessionSummary(BaseModel):
     nv: int
     joint_names: list[str] = Field(description="Joints in model order.")
     created: float = Field(description="Creation time [s since the epoch].")
-    status: str = Field(description="running | converged | failed | paused.")
+    status: str = Field(
+        description=(
+            "running | converged | failed | paused, or unloaded: idle, kept as its spec and "
+            "revived (same id, same state) by the next request that names it."
+        )
+    )
     error: str | None = Field(description="Last solve error, if the session is failed.")
     seq: int = Field(description="Latest state's step counter.")
     revision: int = Field(description="Number of accepted changes.")

@@ -1,7 +1,8 @@
 """Errors of the session layer; all derive from the engine's :class:`PosekitError`.
 
 The API maps them to HTTP statuses: the ``NotFound`` family to 404, :class:`NameConflict`
-to 409, :class:`SessionLimitReached` to 429 and everything else to 422.
+and :class:`TaskLimitReached` to 409, :class:`SessionLimitReached` to 429 and everything
+else to 422.
 """
 
 from __future__ import annotations
@@ -51,6 +52,18 @@ class NameConflict(PosekitError):
 
 class SessionLimitReached(PosekitError):
     """The server already runs its maximum number of sessions."""
+
+
+class TaskLimitReached(PosekitError):
+    """The session already holds its maximum number of tasks."""
+
+    def __init__(self, count: int, maximum: int) -> None:
+        super().__init__(
+            f"a session holds at most {maximum} tasks and this one would hold {count}; "
+            "remove a task first"
+        )
+        self.count = count
+        self.maximum = maximum
 
 
 class InvalidRequest(PosekitError, ValueError):

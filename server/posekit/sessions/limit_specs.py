@@ -31,7 +31,9 @@ class ConfigurationLimitParams(_Params):
         json_schema_extra={"examples": [{"gain": 0.95, "min_distance_from_limits": 0.01}]}
     )
 
-    gain: float = Field(0.95, gt=0.0, le=1.0, description="Fraction of the margin per step.")
+    gain: float = Field(
+        0.95, gt=0.0, le=1.0, strict=True, description="Fraction of the margin per step."
+    )
     min_distance_from_limits: NonNegativeFloat = Field(0.0, description="[rad] or [m].")
 
 
@@ -85,9 +87,13 @@ class CollisionAvoidanceParams(_Params):
         description="Pair groups [A, B]: lists of geom or body names; every geom of A "
         "against every geom of B."
     )
-    gain: float = Field(0.85, gt=0.0, le=1.0)
-    minimum_distance_from_collisions: NonNegativeFloat = Field(0.005, description="[m].")
-    collision_detection_distance: NonNegativeFloat = Field(0.01, description="[m].")
+    gain: float = Field(0.85, gt=0.0, le=1.0, strict=True)
+    minimum_distance_from_collisions: FiniteFloat = Field(
+        0.005, description="[m]; negative allows that much penetration."
+    )
+    collision_detection_distance: FiniteFloat = Field(
+        0.01, description="[m]; at least minimum_distance_from_collisions."
+    )
     bound_relaxation: FiniteFloat = Field(0.0, description="[m].")
 
 

@@ -2,7 +2,10 @@
 
 New sessions start from a robot (its default keyframe, its default preset tasks and
 the joint-range limit) or from a full portable spec. The manager also drives the
-persistence hook (:mod:`posekit.sessions.store`).
+persistence hook (:mod:`posekit.sessions.store`) and unloads idle sessions: a session
+nobody watches and nobody used for ``idle_unload_s`` seconds is closed and kept as its
+portable spec (in memory, and in the store when there is one); the next request for it
+revives it under the same id, in the same state.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -28,6 +33,16 @@ from posekit.sessions.store import NullStore, SessionStore
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SESSIONS = 256
+ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
+UNLOADED = "unloaded"
+
+
+@dataclass(frozen=True)
+class UnloadedSession:
+    """A session unloaded after being idle: what revives it and what lists it."""
+
+    spec: dict[str, Any]
+    summary: dict[str, Any]
 
 
 class SessionManager:
@@ -36,8 +51,14 @@ class SessionManager:
     Args:
         registry: Where robots come from (built-ins + Menagerie by default).
         store: Persistence hook; :class:`NullStore` (nothing persisted) by default.
-        max_sessions: Creating more is refused (:class:`SessionLimitReached`).
-        flush_interval: Seconds between two saves of a changed session.
+        max_sessions: Live sessions at most; creating or reviving more is refused
+            (:class:`SessionLimitReached`).
+        max_tasks: Tasks per session at most (:class:`TaskLimitReached` beyond); None
+            for no limit.
+        idle_unload_s: Unload sessions without watchers that nobody used for this
+            many seconds (0: never).
+        flush_interval: Seconds between two saves of a changed session (and between
+            two checks for idle sessions).
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """
@@ -48,14 +69,21 @@ class SessionManager:
         store: SessionStore | None = None,
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_tasks: int | None = None,
+        idle_unload_s: float = 0.0,
         flush_interval: float = 0.5,
     ) -> None:
         self.registry = registry if registry is not None else RobotRegistry()
         self.store: SessionStore = store if store is not None else NullStore()
         self.max_sessions = max_sessions
+        self.max_tasks = max_tasks
+        self.idle_unload_s = idle_unload_s
         self.scheduler = Scheduler()
         self._sessions: dict[str, Session] = {}
+        self._unloaded: dict[str, UnloadedSession] = {}
+        self._close_listeners: list[Callable[[str], None]] = []
         self._lock = threading.Lock()
+        self._revive_lock = threading.Lock()
         self._persist = not isinstance(self.store, NullStore)
         self._dirty: set[str] = set()
         self._flush_interval = flush_interval
@@ -75,10 +103,10 @@ class SessionManager:
                 self.create({"spec": spec}, session_id=session_id)
             except Exception as exc:  # a stale spec must not stop the server
                 logger.warning("could not restore session %s: %s", session_id, exc)
-        if self._persist and self._flusher is None:
+        if (self._persist or self.idle_unload_s > 0) and self._flusher is None:
             self._stop_flushing.clear()
             self._flusher = threading.Thread(
-                target=self._flush_loop, name="posekit-store", daemon=True
+                target=self._housekeeping_loop, name="posekit-housekeeping", daemon=True
             )
             self._flusher.start()
 
@@ -118,6 +146,15 @@ class SessionManager:
         Loading a Menagerie robot the first time may download it: call from a worker
         thread, not from an event loop.
         """
+        return self._create(request, session_id, reviving=False)
+
+    def _create(
+        self,
+        request: CreateSession | Mapping[str, Any] | None,
+        session_id: str | None,
+        reviving: bool,
+    ) -> Session:
+        """Build and register a session; ``reviving`` replaces its unloaded entry."""
         if request is None:
             request = CreateSession()
         elif not isinstance(request, CreateSession):
@@ -133,12 +170,14 @@ class SessionManager:
             entry,
             scheduler=self.scheduler,
             on_change=self._mark_dirty if self._persist else None,
+            max_tasks=self.max_tasks,
         )
         with self._lock:
             self._check_capacity()
-            if session_id in self._sessions:
+            if session_id in self._sessions or (session_id in self._unloaded and not reviving):
                 raise InvalidRequest(f"session id {session_id!r} is taken")
             self._sessions[session_id] = session
+            self._unloaded.pop(session_id, None)
         if self._persist:
             self.store.save_session(session_id, session.spec().model_dump(mode="json"))
         self.scheduler.wake(session)
@@ -192,20 +231,37 @@ class SessionManager:
 
     def _new_id(self) -> str:
         while True:
-            session_id = secrets.token_hex(4)
-            if session_id not in self._sessions:
+            session_id = secrets.token_urlsafe(ID_BYTES)
+            if session_id not in self._sessions and session_id not in self._unloaded:
                 return session_id
 
     def get(self, session_id: str) -> Session:
-        """The session with this id, or :class:`SessionNotFound`."""
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionNotFound(session_id)
-        return session
+        """The session with this id (revived if it was unloaded), or :class:`SessionNotFound`.
+
+        Counts as a use of the session. Reviving may compile the robot model: call from
+        a worker thread, not from an event loop.
+        """
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.touch()
+                return session
+            if session_id not in self._unloaded:
+                raise SessionNotFound(session_id)
+        return self._revive(session_id)
 
     def sessions(self) -> list[Session]:
         """Live sessions, oldest first."""
         return sorted(self._sessions.values(), key=lambda s: s.created)
+
+    def unloaded(self) -> list[UnloadedSession]:
+        """Sessions unloaded after being idle, oldest first (revived by :meth:`get`)."""
+        with self._lock:
+            return sorted(self._unloaded.values(), key=lambda u: u.summary["created"])
+
+    def on_session_closed(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` after a session is deleted or unloaded."""
+        self._close_listeners.append(listener)
 
     def count(self) -> int:
         """Number of live sessions (the manager defines no ``__len__``: an empty manager
@@ -216,11 +272,69 @@ class SessionManager:
         """Stop and forget a session (its watchers are told, and the store forgets it)."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            unloaded = self._unloaded.pop(session_id, None)
             self._dirty.discard(session_id)
-        if session is None:
+        if session is None and unloaded is None:
             raise SessionNotFound(session_id)
-        session.close("session deleted")
+        if session is not None:
+            session.close("session deleted")
         self.store.delete_session(session_id)
+        self._notify_closed(session_id)
+
+    # ------------------------------------------------------- idle sessions
+    def unload_idle(self) -> list[str]:
+        """Unload every session without watchers unused for ``idle_unload_s`` seconds.
+
+        Returns the ids unloaded. A session is closed and its spec kept under the
+        manager's lock, so a concurrent :meth:`get` either sees it live (and its use
+        keeps it loaded) or revives it from the kept spec.
+        """
+        if self.idle_unload_s <= 0:
+            return []
+        cutoff = time.monotonic() - self.idle_unload_s
+        kept: list[tuple[str, dict[str, Any]]] = []
+        with self._lock:
+            for session in list(self._sessions.values()):
+                if session.watchers or session.last_used > cutoff:
+                    continue
+                session.close("session unloaded after being idle; open it again to revive it")
+                spec = session.spec().model_dump(mode="json")
+                self._unloaded[session.id] = UnloadedSession(
+                    spec, {**session.summary(), "status": UNLOADED, "watchers": 0}
+                )
+                del self._sessions[session.id]
+                self._dirty.discard(session.id)
+                kept.append((session.id, spec))
+        for session_id, spec in kept:
+            if self._persist:
+                self._save(session_id, spec)
+            self._notify_closed(session_id)
+            logger.info("unloaded idle session %s", session_id)
+        return [session_id for session_id, _ in kept]
+
+    def _revive(self, session_id: str) -> Session:
+        """Recreate an unloaded session from its spec; it stays listed as unloaded (and
+        concurrent requests wait here) until the new session is registered."""
+        with self._revive_lock:
+            with self._lock:
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    session.touch()
+                    return session
+                unloaded = self._unloaded.get(session_id)
+            if unloaded is None:
+                raise SessionNotFound(session_id)
+            session = self._create({"spec": unloaded.spec}, session_id, reviving=True)
+            session.created = unloaded.summary["created"]
+            logger.info("revived session %s", session_id)
+            return session
+
+    def _notify_closed(self, session_id: str) -> None:
+        for listener in self._close_listeners:
+            try:
+                listener(session_id)
+            except Exception:
+                logger.exception("session-closed listener failed for %s", session_id)
 
     # ----------------------------------------------------------- persistence
     def _mark_dirty(self, session: Session) -> None:
@@ -234,11 +348,18 @@ class SessionManager:
             dirty, self._dirty = self._dirty, set()
             sessions = [self._sessions[sid] for sid in dirty if sid in self._sessions]
         for session in sessions:
-            try:
-                self.store.save_session(session.id, session.spec().model_dump(mode="json"))
-            except Exception:
-                logger.exception("could not save session %s", session.id)
+            self._save(session.id, session.spec().model_dump(mode="json"))
 
-    def _flush_loop(self) -> None:
+    def _save(self, session_id: str, spec: dict[str, Any]) -> None:
+        try:
+            self.store.save_session(session_id, spec)
+        except Exception:
+            logger.exception("could not save session %s", session_id)
+
+    def _housekeeping_loop(self) -> None:
         while not self._stop_flushing.wait(self._flush_interval):
             self.flush()
+            try:
+                self.unload_idle()
+            except Exception:
+                logger.exception("could not unload idle sessions")

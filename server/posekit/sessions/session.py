@@ -36,7 +36,13 @@ from posekit.ik.tasks import BaseTask, KineticEnergyRegularizationTask, Task
 from posekit.robots.presets import task_name
 from posekit.sessions import targets
 from posekit.sessions.build import build_limit, build_task
-from posekit.sessions.errors import InvalidRequest, LimitNotFound, NameConflict, TaskNotFound
+from posekit.sessions.errors import (
+    InvalidRequest,
+    LimitNotFound,
+    NameConflict,
+    TaskLimitReached,
+    TaskNotFound,
+)
 from posekit.sessions.limit_specs import LIMIT_SPEC_ADAPTER, LimitPatch, LimitSpec
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
@@ -113,6 +119,8 @@ class Session:
         entry: The model's entry point (stored in exported specs).
         scheduler: The solve loop; without one, call :meth:`step` yourself.
         on_change: Called after every accepted change and when the session parks.
+        max_tasks: The task stack holds at most this many tasks
+            (:class:`TaskLimitReached` beyond); None for no limit.
     """
 
     def __init__(
@@ -124,13 +132,18 @@ class Session:
         *,
         scheduler: Scheduler | None = None,
         on_change: Callable[[Session], None] | None = None,
+        max_tasks: int | None = None,
     ) -> None:
+        if max_tasks is not None and len(spec.tasks) > max_tasks:
+            raise TaskLimitReached(len(spec.tasks), max_tasks)
         self.id = session_id
         self.robot = spec.robot
         self.entry = entry
         self.model = model
         self.created = time.time()
+        self.last_used = time.monotonic()
         self.closed = False
+        self.max_tasks = max_tasks
         self._lock = threading.RLock()
         self._scheduler = scheduler
         self._on_change = on_change
@@ -269,6 +282,8 @@ class Session:
             name = spec.name or self._free_name(self._default_task_name(spec), self._tasks)
             if name in self._tasks:
                 raise NameConflict(f"a task named {name!r} already exists in this session")
+            if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
+                raise TaskLimitReached(len(self._tasks) + 1, self.max_tasks)
             entry = self._build_task_entry(spec, name)
             self._tasks[name] = entry
             self._changed(structural=True)
@@ -404,7 +419,7 @@ class Session:
                 f"the spec is for robot {spec.robot!r} ({spec.entry or 'default entry'}); "
                 f"this session runs {self.robot!r} ({self.entry})"
             )
-        scratch = Session(self.id, spec, self.model, self.entry)
+        scratch = Session(self.id, spec, self.model, self.entry, max_tasks=self.max_tasks)
         with self._lock:
             self._configuration = scratch._configuration
             self._tasks = scratch._tasks
@@ -427,6 +442,10 @@ class Session:
             self._configuration.update(vector)
             self._changed(structural=False)
             return vector.tolist()
+
+    def touch(self) -> None:
+        """Record a use of the session (idle sessions are unloaded by the manager)."""
+        self.last_used = time.monotonic()
 
     # ========================================================= subscriptions
     def subscribe(
@@ -506,16 +525,20 @@ class Session:
                 limits=plan.limits,
                 constraints=plan.constraints or None,
             )
-            largest = float(np.max(np.abs(velocity), initial=0.0)) * dt
-            if not math.isfinite(largest):
+            # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
+            # not finite when any entry is NaN or infinite (max() could skip a NaN).
+            values = velocity.tolist()
+            if not math.isfinite(sum(values)):
                 raise NoSolutionFound(settings.solver, "the solution is not finite")
-            if largest < settings.tolerance:
+            if max(map(abs, values), default=0.0) * dt < settings.tolerance:
                 status = "converged"
             else:
-                q = configuration.integrate(velocity, dt)
-                if not np.all(np.isfinite(q)):
+                qpos = configuration.data.qpos
+                previous = qpos.copy()
+                configuration.integrate_inplace(velocity, dt)
+                if not math.isfinite(sum(qpos.tolist())):
+                    configuration.update(previous)
                     raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
-                configuration.update(q)
         except PosekitError as exc:
             status, error = "failed", str(exc)
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
@@ -576,6 +599,7 @@ class Session:
     def _changed(self, structural: bool) -> None:
         """Record an accepted change (lock held): wake the loop, tell subscribers."""
         self._revision += 1
+        self.last_used = time.monotonic()
         if structural:
             self._plan = None
             message = self.tasks_message()

@@ -49,15 +49,28 @@ class SolverSettings(BaseModel):
 
     solver: str = Field("daqp", description="Any installed qpsolvers backend.")
     dt: float | None = Field(
-        None, gt=0.0, le=1.0, allow_inf_nan=False, description="[s]; null means 1/rate_hz."
+        None,
+        ge=1e-5,
+        le=1.0,
+        strict=True,
+        allow_inf_nan=False,
+        description="[s], in [1e-5, 1]; null means 1/rate_hz.",
     )
     damping: NonNegativeFloat = Field(
-        1e-6, description="Levenberg-Marquardt damping added to the Hessian diagonal."
+        1e-6, description="Levenberg-Marquardt damping added to the Hessian diagonal, in [0, 1e6]."
     )
-    rate_hz: float = Field(60.0, ge=1.0, le=1000.0, description="Solve steps per second.")
-    stream_hz: float = Field(60.0, ge=1.0, le=240.0, description="States per second to watchers.")
+    rate_hz: float = Field(
+        60.0, ge=1.0, le=1000.0, strict=True, description="Solve steps per second."
+    )
+    stream_hz: float = Field(
+        60.0, ge=1.0, le=240.0, strict=True, description="States per second to watchers."
+    )
     tolerance: float = Field(
-        1e-6, gt=0.0, le=1.0, description="Park when max |Δq_i| of a step is below it [rad|m]."
+        1e-6,
+        gt=0.0,
+        le=1.0,
+        strict=True,
+        description="Park when max |Δq_i| of a step is below it [rad|m].",
     )
     paused: bool = Field(False, description="Stop solving (manual posing).")
 
@@ -78,11 +91,11 @@ class SolverPatch(BaseModel):
     )
 
     solver: str | None = None
-    dt: float | None = Field(None, gt=0.0, le=1.0, allow_inf_nan=False)
+    dt: float | None = Field(None, ge=1e-5, le=1.0, strict=True, allow_inf_nan=False)
     damping: NonNegativeFloat | None = None
-    rate_hz: float | None = Field(None, ge=1.0, le=1000.0)
-    stream_hz: float | None = Field(None, ge=1.0, le=240.0)
-    tolerance: float | None = Field(None, gt=0.0, le=1.0)
+    rate_hz: float | None = Field(None, ge=1.0, le=1000.0, strict=True)
+    stream_hz: float | None = Field(None, ge=1.0, le=240.0, strict=True)
+    tolerance: float | None = Field(None, gt=0.0, le=1.0, strict=True)
     paused: bool | None = None
 
     _check = field_validator("solver")(_check_solver)

@@ -6,15 +6,31 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
-NonNegativeFloat = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
-PositiveFloat = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+# Bounds that keep every QP finite: weights enter squared (cost² ≤ 1e12), and
+# coordinates beyond ±10 km (or ±1e4 rad) are no robot's. Numbers are strict: JSON
+# true or "1" is refused, not read as 1.0.
+MAX_COORDINATE = 1e4
+MAX_WEIGHT = 1e6
+
+FiniteFloat = Annotated[
+    float,
+    Field(strict=True, ge=-MAX_COORDINATE, le=MAX_COORDINATE, allow_inf_nan=False),
+]
+NonNegativeFloat = Annotated[float, Field(strict=True, ge=0.0, le=MAX_WEIGHT, allow_inf_nan=False)]
+PositiveFloat = Annotated[float, Field(strict=True, gt=0.0, le=MAX_WEIGHT, allow_inf_nan=False)]
 Gain = Annotated[
-    float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="Task gain in [0, 1].")
+    float,
+    Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False, description="Task gain in [0, 1]."),
 ]
 LmDamping = Annotated[
     float,
-    Field(ge=0.0, allow_inf_nan=False, description="Levenberg-Marquardt damping (>= 0)."),
+    Field(
+        strict=True,
+        ge=0.0,
+        le=MAX_WEIGHT,
+        allow_inf_nan=False,
+        description="Levenberg-Marquardt damping, in [0, 1e6].",
+    ),
 ]
 Vec3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
 Quaternion = Annotated[

@@ -1,0 +1,259 @@
+"""Capacity limits: sessions, tasks per session, body and websocket message size,
+websocket message rate, and idle sessions unloaded then revived."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from posekit.api.stream_limits import RateGate
+from posekit.sessions.errors import SessionLimitReached, TaskLimitReached
+from posekit.sessions.manager import SessionManager
+from posekit.sessions.store import MemoryStore
+from server_process import ServerProcess
+from websockets.sync.client import connect
+
+
+# ------------------------------------------------------------ without a server
+def test_rate_gate_admits_a_burst_then_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr("posekit.api.stream_limits.time.monotonic", lambda: clock[0])
+    gate = RateGate(4.0)
+    assert [gate.admit() for _ in range(6)] == [True] * 4 + [False] * 2
+    assert gate.wait_time() == pytest.approx(0.25)
+    clock[0] += 0.5  # two tokens back
+    assert [gate.admit() for _ in range(3)] == [True, True, False]
+    clock[0] += 100.0  # refills to the burst, not beyond
+    assert sum(gate.admit() for _ in range(10)) == 4
+    unlimited = RateGate(0.0)
+    assert all(unlimited.admit() for _ in range(1000))
+
+
+def _arm_spec(manager: SessionManager) -> dict:
+    session = manager.create({"robot": "arm7"})
+    spec = session.spec().model_dump(mode="json")
+    manager.delete(session.id)
+    return spec
+
+
+def test_task_limit_refuses_and_changes_nothing() -> None:
+    with SessionManager(max_tasks=3) as manager:
+        session = manager.create({"robot": "arm7"})  # preset: ee + posture
+        session.add_task({"type": "damping", "params": {"cost": 0.1}})
+        before = session.spec()
+        with pytest.raises(TaskLimitReached, match="at most 3 tasks"):
+            session.add_task({"type": "com"})
+        assert session.spec().tasks == before.tasks
+        too_many = dict(before.model_dump(mode="json"))
+        too_many["tasks"] = [*too_many["tasks"], {"name": "extra", "type": "damping"}]
+        with pytest.raises(TaskLimitReached):
+            session.replace_spec(too_many)
+        assert session.spec().tasks == before.tasks
+        with pytest.raises(TaskLimitReached):
+            manager.create({"spec": too_many})
+        assert manager.count() == 1
+
+
+def test_idle_session_unloads_and_revives_in_the_same_state() -> None:
+    store = MemoryStore()
+    closed: list[str] = []
+    with SessionManager(store=store, idle_unload_s=60.0, flush_interval=3600.0) as manager:
+        manager.on_session_closed(closed.append)
+        idle = manager.create({"robot": "arm7"})
+        busy = manager.create({"robot": "arm7"})
+        idle.patch_task("ee", {"position_cost": 2.5, "target": {"position": [0.4, 0.1, 0.3]}})
+        idle.set_solver({"paused": True})
+        spec = idle.spec().model_dump(mode="json")
+        idle.last_used -= 120.0  # as if nobody had used it for two minutes
+        busy.last_used -= 120.0
+        watching = busy.subscribe(loop=_loop())  # a watcher keeps a session loaded
+        assert manager.unload_idle() == [idle.id]
+        assert idle.closed and not busy.closed and closed == [idle.id]
+        assert [s.id for s in manager.sessions()] == [busy.id]
+        [unloaded] = manager.unloaded()
+        assert unloaded.summary["id"] == idle.id and unloaded.summary["status"] == "unloaded"
+        assert store.specs[idle.id] == spec  # kept in storage too
+        revived = manager.get(idle.id)
+        assert revived is not idle and revived.id == idle.id and not manager.unloaded()
+        assert revived.spec().model_dump(mode="json") == spec
+        assert revived.created == idle.created
+        watching.close()
+        manager.delete(busy.id)
+
+
+def test_reviving_respects_the_session_limit_and_keeps_the_session() -> None:
+    with SessionManager(max_sessions=1, idle_unload_s=60.0) as manager:
+        first = manager.create({"robot": "arm7"})
+        first.last_used -= 120.0
+        manager.unload_idle()
+        other = manager.create({"robot": "arm7"})
+        with pytest.raises(SessionLimitReached):
+            manager.get(first.id)
+        assert [u.summary["id"] for u in manager.unloaded()] == [first.id]
+        manager.delete(other.id)
+        assert manager.get(first.id).id == first.id
+
+
+def test_deleting_an_unloaded_session_forgets_it() -> None:
+    store = MemoryStore()
+    with SessionManager(store=store, idle_unload_s=60.0) as manager:
+        session = manager.create({"robot": "arm7"})
+        session.last_used -= 120.0
+        manager.unload_idle()
+        manager.delete(session.id)
+        assert not manager.unloaded() and session.id not in store.specs
+        with pytest.raises(Exception, match="does not exist"):
+            manager.get(session.id)
+
+
+def test_session_ids_are_unguessable() -> None:
+    with SessionManager() as manager:
+        ids = {manager.create({"robot": "arm7", "preset": False}).id for _ in range(5)}
+        assert len(ids) == 5
+        assert all(len(i) >= 16 for i in ids)  # 96 random bits, URL-safe base64
+
+
+def _loop():  # a loop object for subscriptions that are never awaited
+    import asyncio
+
+    return asyncio.new_event_loop()
+
+
+# --------------------------------------------------------- against posekit up
+@pytest.fixture(scope="module")
+def limited() -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        POSEKIT_MAX_SESSIONS="2",
+        POSEKIT_MAX_TASKS="3",
+        POSEKIT_MAX_BODY_BYTES="4096",
+        POSEKIT_WS_MAX_BYTES="1024",
+        POSEKIT_WS_RATE="5",
+        POSEKIT_IDLE_UNLOAD_S="0",
+    )
+    yield server
+    server.stop()
+
+
+def _metric(server: ServerProcess, line_start: str) -> float:
+    text = httpx.get(server.url + "/api/metrics", timeout=10).text
+    return float(next(line for line in text.splitlines() if line.startswith(line_start)).split()[1])
+
+
+def test_each_limit_is_enforced_with_its_status(limited: ServerProcess) -> None:
+    client = httpx.Client(base_url=limited.url, timeout=30)
+    first = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    second = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    try:
+        third = client.post("/api/sessions", json={"robot": "arm7"})
+        assert third.status_code == 429 and "maximum is 2" in third.json()["detail"]
+        assert len(client.get("/api/sessions").json()) == 2
+
+        damping = {"type": "damping", "params": {"cost": 0.1}}
+        assert client.post(f"/api/sessions/{first}/tasks", json=damping).status_code == 201
+        full = client.post(f"/api/sessions/{first}/tasks", json={"type": "com"})
+        assert full.status_code == 409 and full.json()["code"] == "too_many_tasks"
+        assert "at most 3 tasks" in full.json()["detail"]
+        assert [t["name"] for t in client.get(f"/api/sessions/{first}/tasks").json()] == [
+            "ee",
+            "posture",
+            "damping",
+        ]
+
+        big = {"robot": "arm7", "keyframe": "x" * 5000}
+        assert client.post("/api/sessions", json=big).status_code == 413
+    finally:
+        client.delete(f"/api/sessions/{first}")
+        client.delete(f"/api/sessions/{second}")
+
+
+def test_websocket_message_size_and_rate(limited: ServerProcess) -> None:
+    client = httpx.Client(base_url=limited.url, timeout=30)
+    sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    try:
+        target = client.get(f"/api/sessions/{sid}/tasks/ee").json()["target"]
+        with connect(limited.ws_url(sid), open_timeout=10) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            oversized = {"type": "target", "task": "ee", "position": [0.4, 0.0, 0.3]}
+            ws.send(json.dumps({**oversized, "ref": "x" * 100, "pad": " " * 2000}))
+            error = _next_of(ws, "error")
+            assert error["code"] == "too_large" and "limit of 1024 bytes" in error["message"]
+            assert client.get(f"/api/sessions/{sid}/tasks/ee").json()["target"] == target
+
+            time.sleep(1.2)  # the size refusal used a token; let the bucket refill
+            for index in range(20):  # a burst far above 5 messages per second
+                ws.send(json.dumps({"type": "ping", "ref": index}))
+            pongs, limited_refs = _collect(ws, seconds=0.8)
+            assert limited_refs, "no message was refused for its rate"
+            assert 1 <= len(pongs) <= 7  # the burst (5) plus what refilled while sending
+            assert set(pongs).isdisjoint(limited_refs)
+            time.sleep(1.2)
+            ws.send(json.dumps({"type": "ping", "ref": "after"}))
+            assert _next_of(ws, "pong")["ref"] == "after"  # served again at the rate
+        assert _metric(limited, 'posekit_websocket_refused_total{code="rate_limited"}') >= 1
+        assert _metric(limited, 'posekit_websocket_refused_total{code="too_large"}') == 1
+    finally:
+        client.delete(f"/api/sessions/{sid}")
+
+
+def _next_of(ws, kind: str) -> dict:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        message = json.loads(ws.recv(timeout=10))
+        if message["type"] == kind:
+            return message
+    raise AssertionError(f"no {kind} message")
+
+
+def _collect(ws, seconds: float) -> tuple[list, list]:
+    pongs, refused = [], []
+    deadline = time.monotonic() + seconds
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            message = json.loads(ws.recv(timeout=remaining))
+        except TimeoutError:
+            break
+        if message["type"] == "pong":
+            pongs.append(message["ref"])
+        elif message["type"] == "error" and message["code"] == "rate_limited":
+            refused.append(message["ref"])
+    return pongs, refused
+
+
+def test_idle_sessions_unload_and_revive_across_a_restart(tmp_path: Path) -> None:
+    database = str(tmp_path / "posekit.sqlite3")
+    server = ServerProcess(robot="arm7", POSEKIT_DB=database, POSEKIT_IDLE_UNLOAD_S="1")
+    client = httpx.Client(base_url=server.url, timeout=30)
+    try:
+        [first] = client.get("/api/sessions").json()  # posekit up made the first session
+        sid = first["id"]
+        client.patch(
+            f"/api/sessions/{sid}/tasks/ee", json={"target": {"position": [0.45, 0.1, 0.3]}}
+        ).raise_for_status()
+        client.patch(f"/api/sessions/{sid}/solver", json={"paused": True}).raise_for_status()
+        spec = client.get(f"/api/sessions/{sid}/spec").json()
+        deadline = time.monotonic() + 20
+        while client.get("/api/sessions").json()[0]["status"] != "unloaded":
+            assert time.monotonic() < deadline, "the idle session was never unloaded"
+            time.sleep(0.3)
+        assert _metric(server, "posekit_sessions ") == 0
+        assert _metric(server, "posekit_sessions_unloaded ") == 1
+        assert client.get(f"/api/sessions/{sid}/spec").json() == spec  # revived on request
+        assert client.get(f"/api/sessions/{sid}").json()["status"] == "paused"
+        with connect(server.ws_url(sid), open_timeout=10) as ws:  # a watcher keeps it loaded
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            time.sleep(2.5)
+            assert client.get("/api/sessions").json()[0]["status"] == "paused"
+    finally:
+        server.stop()
+    restarted = ServerProcess(robot="arm7", POSEKIT_DB=database, POSEKIT_IDLE_UNLOAD_S="0")
+    try:  # the stored session comes back, and no second first session is made
+        sessions = httpx.get(restarted.url + "/api/sessions", timeout=30).json()
+        assert [s["id"] for s in sessions] == [sid]
+        restored = httpx.get(f"{restarted.url}/api/sessions/{sid}/spec", timeout=30).json()
+        assert restored == spec
+    finally:
+        restarted.stop()
