@@ -24,9 +24,10 @@ from typing import Any
 import mujoco
 import numpy as np
 import viser
-from posekit import SE3, SO3, PosekitError
+from posekit import SE3, SO3
 from posekit.sessions.session import Session
-from pydantic import ValidationError
+
+from posekit_viewer.panel_support import Rejected
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ GIZMO_TYPES = POSE_TYPES + POINT_TYPES + DIRECTION_TYPES
 Q_DEPENDENT = ("relative_frame", "axis_align")  # drawn relative to a moving frame
 GIZMO_ROOT = "/targets"
 ARROW_RGB = (30, 90, 235)
-Rejected = (PosekitError, ValidationError, ValueError, KeyError, LookupError)
 
 
 @dataclass

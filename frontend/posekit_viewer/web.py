@@ -21,6 +21,7 @@ import websockets
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, HTMLResponse
 from posekit.api.stream_limits import RateGate, StreamLimits
+from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.manager import SessionManager
 from websockets.asyncio.client import connect
@@ -69,15 +70,17 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
                 scheme="https" if websocket.url.scheme == "wss" else "http", query=""
             )
         )
-        try:
-            viewer = await asyncio.to_thread(hub.viewer, session_id, link)
-        except SessionNotFound:
-            await websocket.close(code=4404, reason=f"no session {session_id!r}")
-            return
         requested = websocket.scope.get("subprotocols", [])
         protocol = next((p for p in requested if p.startswith("viser-v")), None)
+        try:
+            viewer = await asyncio.to_thread(hub.viewer, session_id, link)
+        except PosekitError as error:  # unknown, or reviving it would exceed the limit
+            code = 4404 if isinstance(error, SessionNotFound) else 4429
+            await websocket.accept(subprotocol=protocol)  # so that the close code arrives
+            await websocket.close(code=code, reason=str(error)[:120])
+            return
         await websocket.accept(subprotocol=protocol)
-        limits: StreamLimits = getattr(websocket.app.state, "stream_limits", StreamLimits())
+        limits: StreamLimits = websocket.app.state.stream_limits
         await relay(websocket, viewer.port, protocol, RateGate(limits.rate))
 
     return router

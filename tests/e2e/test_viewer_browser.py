@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 from conftest import builtin_model
 from e2e.browser_support import FullAppServer, browser, full_app  # noqa: F401
+from tests_support import wait_for
 from websockets.sync.client import connect
 
 NODE_POSITION = """(name) => {
@@ -33,14 +34,8 @@ DOWN = [0.0, 1.0, 0.0, 0.0]
 
 
 def _eventually(check: Any, timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout} s")
-        time.sleep(0.1)
+    """``wait_for`` at a browser's pace (each check may evaluate in the page)."""
+    return wait_for(check, timeout=timeout, what=what, poll=0.1)
 
 
 def _slider(page: Any, label: str) -> Any:

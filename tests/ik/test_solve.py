@@ -121,14 +121,22 @@ def test_residual_path_and_dense_path_give_the_same_qp() -> None:
     tasks = [frame, posture, kinetic]
     damping = 1e-4
     qp = assemble_qp(configuration, tasks, DT, damping, limits=[])
-    H = damping * np.eye(ARM.nv)
-    c = np.zeros(ARM.nv)
+    H, c = _sum_of_dense_objectives(tasks, configuration, damping)
+    np.testing.assert_allclose(qp.H, H, atol=1e-12)
+    np.testing.assert_allclose(qp.c, c, atol=1e-12)
+
+
+def _sum_of_dense_objectives(
+    tasks: list, configuration: posekit.Configuration, damping: float
+) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`(\delta I + \sum H_i, \sum c_i)` from each task's own dense objective."""
+    nv = configuration.model.nv
+    H, c = damping * np.eye(nv), np.zeros(nv)
     for task in tasks:
         objective = task.compute_qp_objective(configuration)
         H += objective.H
         c += objective.c
-    np.testing.assert_allclose(qp.H, H, atol=1e-12)
-    np.testing.assert_allclose(qp.c, c, atol=1e-12)
+    return H, c
 
 
 def _every_task(model: mujoco.MjModel, configuration: posekit.Configuration) -> list:
@@ -165,17 +173,14 @@ def test_fused_residuals_equal_the_sum_of_dense_objectives_for_every_task(xml: s
     )
     tasks = _every_task(model, configuration)
     damping = 1e-3
-    H = damping * np.eye(model.nv)
-    c = np.zeros(model.nv)
+    H, c = _sum_of_dense_objectives(tasks, configuration, damping)
     for task in tasks:
-        objective = task.compute_qp_objective(configuration)
-        H += objective.H
-        c += objective.c
         if (
             isinstance(task, posekit.Task)
             and task.cost.shape[0] == task.compute_error(configuration).shape[0]
         ):
             # Independently of the residual path: the documented formulas.
+            objective = task.compute_qp_objective(configuration)
             J, e = task.compute_jacobian(configuration), task.compute_error(configuration)
             W, e_w = task.cost[:, None] * J, -task.gain * task.cost * e
             mu = task.lm_damping * e_w @ e_w

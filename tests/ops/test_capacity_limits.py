@@ -3,6 +3,7 @@ websocket message rate, and idle sessions unloaded then revived."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -70,7 +71,8 @@ def test_idle_session_unloads_and_revives_in_the_same_state() -> None:
         spec = idle.spec().model_dump(mode="json")
         idle.last_used -= 120.0  # as if nobody had used it for two minutes
         busy.last_used -= 120.0
-        watching = busy.subscribe(loop=_loop())  # a watcher keeps a session loaded
+        loop = asyncio.new_event_loop()  # the watcher's loop; never run here
+        watching = busy.subscribe(loop=loop)  # a watcher keeps a session loaded
         assert manager.unload_idle() == [idle.id]
         assert idle.closed and not busy.closed and closed == [idle.id]
         assert [s.id for s in manager.sessions()] == [busy.id]
@@ -82,6 +84,7 @@ def test_idle_session_unloads_and_revives_in_the_same_state() -> None:
         assert revived.spec().model_dump(mode="json") == spec
         assert revived.created == idle.created
         watching.close()
+        loop.close()
         manager.delete(busy.id)
 
 
@@ -115,12 +118,6 @@ def test_session_ids_are_unguessable() -> None:
         ids = {manager.create({"robot": "arm7", "preset": False}).id for _ in range(5)}
         assert len(ids) == 5
         assert all(len(i) >= 16 for i in ids)  # 96 random bits, URL-safe base64
-
-
-def _loop():  # a loop object for subscriptions that are never awaited
-    import asyncio
-
-    return asyncio.new_event_loop()
 
 
 # --------------------------------------------------------- against posekit up

@@ -14,6 +14,7 @@ import pytest
 from posekit.sessions.session_spec import SessionSpec
 from posekit_viewer.panel_support import Follower
 from posekit_viewer.session_viewer import SessionViewer
+from tests_support import wait_for
 from viewer.viewer_support import (  # noqa: F401  (fixtures)
     FakeClient,
     browser_clicks,
@@ -21,7 +22,6 @@ from viewer.viewer_support import (  # noqa: F401  (fixtures)
     manager,
     settled,
     viewer,
-    wait_for,
 )
 from viser._gui_handles import UploadedFile
 

@@ -89,3 +89,26 @@ def test_an_unknown_session_has_no_viewer(full_app: FullAppServer) -> None:  # n
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
     except InvalidStatus as refused:  # refused before the upgrade is as good
         assert refused.response.status_code in (403, 404)
+
+
+def test_a_viewer_that_cannot_revive_its_session_is_refused_cleanly(
+    full_app: FullAppServer,  # noqa: F811
+    session_id: str,
+) -> None:
+    manager = full_app.app.state.manager
+    manager.get(session_id).last_used -= 1e6  # idle for long enough
+    assert session_id in manager.unload_idle()
+    full_limit = manager.max_sessions
+    manager.max_sessions = manager.count()  # reviving it would exceed the limit
+    try:
+        with connect(_socket_url(full_app, session_id), subprotocols=[PROTOCOL]) as socket:
+            with pytest.raises(ConnectionClosed) as closed:
+                socket.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+        assert "maximum" in closed.value.rcvd.reason
+        page = httpx.get(f"{full_app.base_url}/viewer/{session_id}")
+        assert page.status_code == 429 and "maximum" in page.json()["detail"]
+    finally:
+        manager.max_sessions = full_limit
+    assert httpx.get(f"{full_app.base_url}/viewer/{session_id}").status_code == 200  # revived
+    assert manager.get(session_id).id == session_id

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from posekit.sessions import SessionManager
 from posekit_viewer.session_viewer import SessionViewer
+from tests_support import wait_for
 from viewer.viewer_support import (  # noqa: F401  (fixtures)
     FakeClient,
     MessageLog,
@@ -24,7 +25,6 @@ from viewer.viewer_support import (  # noqa: F401  (fixtures)
     manager,
     settled,
     viewer,
-    wait_for,
 )
 
 DOWN = [0.0, 1.0, 0.0, 0.0]  # tool pointing down

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,18 +81,6 @@ def drag_end(server: viser.ViserServer, name: str, client_id: int = 7) -> None:
     """A browser released the gizmo ``name``."""
     message = _messages.TransformControlsDragEndMessage(name=name)
     _on_viser_loop(server, server.scene._handle_transform_controls_drag_end(client_id, message))
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    """Poll ``condition`` until it is truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout} s")
-        time.sleep(0.02)
 
 
 def settled(viewer: Any) -> bool:

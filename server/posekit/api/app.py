@@ -103,6 +103,7 @@ def create_app(
     app.state.manager = manager
     app.state.registry = manager.registry
     app.state.stream_limits = stream_limits or StreamLimits()
+    app.state.metrics = None  # the composition root may plug its Metrics in
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     for router in routers:

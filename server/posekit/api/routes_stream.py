@@ -222,7 +222,7 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         return
     limits: StreamLimits = websocket.app.state.stream_limits
     gate = RateGate(limits.rate)
-    count_refusal = getattr(getattr(websocket.app.state, "metrics", None), "count_ws_refusal", None)
+    metrics = websocket.app.state.metrics
     subscription = session.subscribe(initial_state=False)
     writer = asyncio.create_task(_write(websocket, session, subscription))
     try:
@@ -234,8 +234,8 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
             if raw is None:
                 raw = message.get("bytes") or b""
             refusal = handle_client_message(session, raw, subscription, limits, gate)
-            if refusal is not None and count_refusal is not None:
-                count_refusal(refusal)
+            if refusal is not None and metrics is not None:
+                metrics.count_ws_refusal(refusal)
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:

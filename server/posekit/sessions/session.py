@@ -599,7 +599,7 @@ class Session:
     def _changed(self, structural: bool) -> None:
         """Record an accepted change (lock held): wake the loop, tell subscribers."""
         self._revision += 1
-        self.last_used = time.monotonic()
+        self.touch()
         if structural:
             self._plan = None
             message = self.tasks_message()

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import qpsolvers
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from posekit.sessions.types import NonNegativeFloat
+
+# One definition of each bound, shared by the settings and by their patch.
+Timestep = Annotated[
+    float,
+    Field(ge=1e-5, le=1.0, strict=True, allow_inf_nan=False, description="[s], in [1e-5, 1]."),
+]
+RateHz = Annotated[float, Field(ge=1.0, le=1000.0, strict=True, description="Steps per second.")]
+StreamHz = Annotated[
+    float, Field(ge=1.0, le=240.0, strict=True, description="States per second to watchers.")
+]
+Tolerance = Annotated[
+    float,
+    Field(gt=0.0, le=1.0, strict=True, description="Park below this max |Δq_i| [rad|m]."),
+]
 
 
 def available_solvers() -> list[str]:
@@ -48,29 +64,14 @@ class SolverSettings(BaseModel):
     )
 
     solver: str = Field("daqp", description="Any installed qpsolvers backend.")
-    dt: float | None = Field(
-        None,
-        ge=1e-5,
-        le=1.0,
-        strict=True,
-        allow_inf_nan=False,
-        description="[s], in [1e-5, 1]; null means 1/rate_hz.",
-    )
+    dt: Timestep | None = Field(None, description="[s], in [1e-5, 1]; null means 1/rate_hz.")
     damping: NonNegativeFloat = Field(
         1e-6, description="Levenberg-Marquardt damping added to the Hessian diagonal, in [0, 1e6]."
     )
-    rate_hz: float = Field(
-        60.0, ge=1.0, le=1000.0, strict=True, description="Solve steps per second."
-    )
-    stream_hz: float = Field(
-        60.0, ge=1.0, le=240.0, strict=True, description="States per second to watchers."
-    )
-    tolerance: float = Field(
-        1e-6,
-        gt=0.0,
-        le=1.0,
-        strict=True,
-        description="Park when max |Δq_i| of a step is below it [rad|m].",
+    rate_hz: RateHz = Field(60.0, description="Solve steps per second.")
+    stream_hz: StreamHz = 60.0
+    tolerance: Tolerance = Field(
+        1e-6, description="Park when max |Δq_i| of a step is below it [rad|m]."
     )
     paused: bool = Field(False, description="Stop solving (manual posing).")
 
@@ -91,11 +92,11 @@ class SolverPatch(BaseModel):
     )
 
     solver: str | None = None
-    dt: float | None = Field(None, ge=1e-5, le=1.0, strict=True, allow_inf_nan=False)
+    dt: Timestep | None = None
     damping: NonNegativeFloat | None = None
-    rate_hz: float | None = Field(None, ge=1.0, le=1000.0, strict=True)
-    stream_hz: float | None = Field(None, ge=1.0, le=240.0, strict=True)
-    tolerance: float | None = Field(None, gt=0.0, le=1.0, strict=True)
+    rate_hz: RateHz | None = None
+    stream_hz: StreamHz | None = None
+    tolerance: Tolerance | None = None
     paused: bool | None = None
 
     _check = field_validator("solver")(_check_solver)
