@@ -9,9 +9,11 @@ stream. Printed per N:
 - states/s per session (mean and the slowest session),
 - target-to-state latency p50/p95/p99 [ms]: from sending a target to receiving the
   first state computed after it (the first state whose ``ref`` is at least the target's),
-- server CPU [% of one core] (from /proc) and client CPU, over the measured window.
+- CPU [% of one core] over the measured window (from /proc): the whole server (the API
+  process and its solver processes), the API process alone, and the clients.
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
+                                [--solver-processes N]
 
 The clients run in this process (on uvloop when installed), the server in another;
 on a 2-core machine they share the cores, so the figures include that contention.
@@ -68,9 +70,35 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(port: int) -> subprocess.Popen:
+def process_tree(pid: int | None) -> list[int]:
+    """``pid`` and its descendants (the server's solver processes)."""
+    if pid is None:
+        return []
+    tree, index = [pid], 0
+    while index < len(tree):
+        for children in Path(f"/proc/{tree[index]}/task").glob("*/children"):
+            tree.extend(int(child) for child in children.read_text().split())
+        index += 1
+    return tree
+
+
+def tree_cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the processes that are still alive [s]; NaN when there are none."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += cpu_seconds(pid)
+        except FileNotFoundError:
+            pass
+    return total if pids else math.nan
+
+
+def start_server(port: int, solver_processes: int | None) -> subprocess.Popen:
     command = [sys.executable, "-m", "posekit.cli", "up", "--port", str(port), "--robot", "none"]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if solver_processes is not None:
+        env["POSEKIT_SOLVER_PROCESSES"] = str(solver_processes)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -162,12 +190,15 @@ async def run_level(base: str, pid: int, count: int, seconds: float, warmup: flo
         await asyncio.sleep(warmup)
         for load in loads:
             load.measuring = True
-        server_cpu, client_cpu, wall = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        tree = process_tree(pid)
+        server_cpu, api_cpu = tree_cpu_seconds(tree), tree_cpu_seconds(tree[:1])
+        client_cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.sleep(seconds)
         for load in loads:
             load.measuring = False
         wall = time.perf_counter() - wall
-        server_cpu = cpu_seconds(pid) - server_cpu
+        server_cpu = tree_cpu_seconds(tree) - server_cpu
+        api_cpu = tree_cpu_seconds(tree[:1]) - api_cpu
         client_cpu = time.process_time() - client_cpu
         stop.set()
         await asyncio.gather(*clients, return_exceptions=True)
@@ -184,6 +215,7 @@ async def run_level(base: str, pid: int, count: int, seconds: float, warmup: flo
         "p99": percentile(latencies, 99),
         "samples": len(latencies),
         "server_cpu": 100 * server_cpu / wall,
+        "api_cpu": 100 * api_cpu / wall,
         "client_cpu": 100 * client_cpu / wall,
     }
 
@@ -197,13 +229,18 @@ def main() -> None:
         "--url", help="use a running server (e.g. http://127.0.0.1:8000) instead of starting one"
     )
     parser.add_argument("--pid", type=int, help="with --url: the server's pid, for its CPU use")
+    parser.add_argument(
+        "--solver-processes",
+        type=int,
+        help="POSEKIT_SOLVER_PROCESSES of the started server (default: the server's own)",
+    )
     args = parser.parse_args()
     server = None
     if args.url:
         base, pid = args.url.rstrip("/"), args.pid
     else:
         port = free_port()
-        server = start_server(port)
+        server = start_server(port, args.solver_processes)
         base, pid = f"http://127.0.0.1:{port}", server.pid
     rows = []
     try:
@@ -215,12 +252,13 @@ def main() -> None:
             server.wait(10)
     print(
         f"posekit server load: arm7 sessions at 60 Hz, targets at {TARGET_HZ:.0f} Hz per "
-        f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs"
+        f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, solver processes: "
+        f"{'server default' if args.solver_processes is None else args.solver_processes}"
     )
     header = (
         f"{'sessions':>8} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
         f"{'p95 ms':>6} | {'p99 ms':>6} | {'targets':>7} | {'server CPU':>10} | "
-        f"{'client CPU':>10}"
+        f"{'API CPU':>7} | {'client CPU':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -228,7 +266,7 @@ def main() -> None:
         print(
             f"{r['sessions']:>8} | {r['rate_mean']:>16.1f} | {r['rate_min']:>7.1f} | "
             f"{r['p50']:>6.1f} | {r['p95']:>6.1f} | {r['p99']:>6.1f} | {r['samples']:>7} | "
-            f"{r['server_cpu']:>9.0f}% | {r['client_cpu']:>9.0f}%"
+            f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}%"
         )
 
 

@@ -1,4 +1,8 @@
-"""Pytest plugin: one live server for the API tests, and a fresh arm session per test.
+"""Pytest plugin: live servers for the API tests, and a fresh arm session per test.
+
+Every API test runs twice: against a server solving in a thread of its own process
+(``Scheduler``) and against one solving in a solver process (``SolverProcesses``, the
+default of ``posekit up``).
 
 Test modules load it with ``pytest_plugins = ["live_server_fixtures"]`` (a
 ``conftest.py`` below ``tests/`` would shadow the root one, which other tests import).
@@ -11,12 +15,17 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from conftest import require_menagerie
+from posekit.sessions import Scheduler, SessionManager
+from posekit.sessions.solver_processes import SolverProcesses
 from server_support import LiveServer
 
+SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[LiveServer]:
-    live = LiveServer().start()
+
+@pytest.fixture(scope="session", params=sorted(SOLVE_LOOPS))
+def server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    manager = SessionManager(solve_loop=SOLVE_LOOPS[request.param]())
+    live = LiveServer(manager).start()
     yield live
     live.stop()
 

@@ -19,6 +19,7 @@ from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
 from posekit.sessions.manager import SessionManager
+from posekit.sessions.solver_processes import SolverProcesses
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
 
@@ -46,6 +47,9 @@ def create_full_app(
             max_sessions=settings.max_sessions,
             max_tasks=settings.max_tasks,
             idle_unload_s=settings.idle_unload_s,
+            solve_loop=SolverProcesses(settings.solver_processes)
+            if settings.solver_processes
+            else None,
         )
     hub = ViewerHub(manager)
     manager.on_session_closed(hub.forget)
@@ -73,7 +77,7 @@ def create_full_app(
     app.state.viewer_hub = hub
     app.state.metrics = metrics
     app.state.settings = settings
-    manager.scheduler.on_step = metrics.observe_step
+    manager.solve_loop.on_step = metrics.observe_step
 
     @app.middleware("http")
     async def durable_changes(request: Request, call_next: Any) -> Response:

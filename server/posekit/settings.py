@@ -13,6 +13,7 @@
 | ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | API stream message size at most (refused with an error reply) |
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
+| ``POSEKIT_SOLVER_PROCESSES`` | ``1`` | processes that solve the sessions (0 = a thread of the server process) |
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Settings:
     ws_max_bytes: int = 1 << 16
     ws_rate: float = 120.0
     idle_unload_s: float = 600.0
+    solver_processes: int = 1
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -55,6 +57,9 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+ZERO_ALLOWED = frozenset({"solver_processes"})  # integer settings for which 0 means "none"
+
+
 def _parse(name: str, raw: str, kind: object) -> object:
     variable = f"POSEKIT_{name.upper()}"
     if name == "cors_origins":
@@ -64,8 +69,9 @@ def _parse(name: str, raw: str, kind: object) -> object:
             value = int(raw)
         except ValueError:
             raise SettingsError(f"{variable} must be an integer, got {raw!r}") from None
-        if value <= 0:
-            raise SettingsError(f"{variable} must be > 0, got {value}")
+        least = 0 if name in ZERO_ALLOWED else 1
+        if value < least:
+            raise SettingsError(f"{variable} must be >= {least}, got {value}")
         return value
     if kind in ("float", float):
         try:

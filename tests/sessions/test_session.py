@@ -226,6 +226,30 @@ def test_subscriptions_keep_only_the_latest_state() -> None:
     asyncio.run(scenario())
 
 
+def test_a_state_offered_while_waiting_for_a_token_ends_the_wait() -> None:
+    """The stream writer waits for a token with ``newer_state``: a state answering a
+    change must end that wait at once; other messages stay queued."""
+
+    async def scenario() -> None:
+        session = arm_session()
+        subscription = session.subscribe(initial_state=False)
+        loop = asyncio.get_running_loop()
+        assert await subscription.newer_state(0.01) is None
+        loop.call_later(0.05, subscription.offer_message, {"type": "pong"})
+        loop.call_later(0.1, lambda: session.set_target("ee", {"position": [0.4, 0.1, 0.3]}, "r"))
+        loop.call_later(0.15, session.step)
+        async with asyncio.timeout(5.0):  # far shorter than the wait asked for
+            state = await subscription.newer_state(60.0)
+        assert state is session.state and state.ref == "r"
+        update = await subscription.next()
+        assert [m["type"] for m in update.messages] == ["pong"]
+        assert update.state is None
+        subscription.close()
+        session.close()
+
+    asyncio.run(scenario())
+
+
 def test_closing_a_session_ends_its_subscriptions() -> None:
     async def scenario() -> None:
         session = arm_session()

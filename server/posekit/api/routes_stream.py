@@ -193,11 +193,9 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
         state = update.state
         if state is None:
             continue
-        wait = bucket.delay(session.solver.stream_hz, urgent=state.revision > revision)
-        if wait > 0.0:
-            await asyncio.sleep(wait)
-            state = subscription.take_state() or state
-            bucket.delay(session.solver.stream_hz)
+        # Wait for a token; a state answering a change that arrives meanwhile goes at once.
+        while (wait := bucket.delay(session.solver.stream_hz, state.revision > revision)) > 0:
+            state = await subscription.newer_state(wait) or state
         bucket.take()
         revision = state.revision
         await websocket.send_text(state.json())

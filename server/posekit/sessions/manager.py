@@ -27,6 +27,7 @@ from posekit.sessions.errors import InvalidRequest, SessionLimitReached, Session
 from posekit.sessions.scheduler import Scheduler
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
+from posekit.sessions.solve_loop import SolveLoop
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.store import NullStore, SessionStore
 
@@ -59,6 +60,8 @@ class SessionManager:
             many seconds (0: never).
         flush_interval: Seconds between two saves of a changed session (and between
             two checks for idle sessions).
+        solve_loop: What steps the sessions: a :class:`Scheduler` thread in this process
+            by default, or :class:`~posekit.sessions.solver_processes.SolverProcesses`.
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """
@@ -72,13 +75,14 @@ class SessionManager:
         max_tasks: int | None = None,
         idle_unload_s: float = 0.0,
         flush_interval: float = 0.5,
+        solve_loop: SolveLoop | None = None,
     ) -> None:
         self.registry = registry if registry is not None else RobotRegistry()
         self.store: SessionStore = store if store is not None else NullStore()
         self.max_sessions = max_sessions
         self.max_tasks = max_tasks
         self.idle_unload_s = idle_unload_s
-        self.scheduler = Scheduler()
+        self.solve_loop: SolveLoop = solve_loop if solve_loop is not None else Scheduler()
         self._sessions: dict[str, Session] = {}
         self._unloaded: dict[str, UnloadedSession] = {}
         self._close_listeners: list[Callable[[str], None]] = []
@@ -97,7 +101,7 @@ class SessionManager:
         if self._started:
             return
         self._started = True
-        self.scheduler.start()
+        self.solve_loop.start()
         for session_id, spec in self.store.load_all():
             try:
                 self.create({"spec": spec}, session_id=session_id)
@@ -125,7 +129,7 @@ class SessionManager:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
             session.close("server shutting down")
-        self.scheduler.stop()
+        self.solve_loop.stop()
 
     def __enter__(self) -> SessionManager:
         self.start()
@@ -168,7 +172,7 @@ class SessionManager:
             spec,
             model,
             entry,
-            scheduler=self.scheduler,
+            scheduler=self.solve_loop,
             on_change=self._mark_dirty if self._persist else None,
             max_tasks=self.max_tasks,
         )
@@ -180,7 +184,7 @@ class SessionManager:
             self._unloaded.pop(session_id, None)
         if self._persist:
             self.store.save_session(session_id, session.spec().model_dump(mode="json"))
-        self.scheduler.wake(session)
+        self.solve_loop.attach(session)
         return session
 
     def _check_capacity(self) -> None:

@@ -8,6 +8,9 @@ it (off the event loop) and puts it back one period later unless it parked
 the heap order keeps sessions round-robin, and interaction stays responsive because
 a change never waits behind the cadence backlog.
 
+A solver process (:mod:`posekit.sessions.solver_worker`) drives the same scheduler from
+its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
+
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
 batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
@@ -28,6 +31,7 @@ from posekit.sessions.subscription import SignalBatch
 
 if TYPE_CHECKING:
     from posekit.sessions.session import Session
+    from posekit.sessions.solve_loop import Call
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +46,8 @@ _Entry = tuple[float, int, int, "Session"]  # (due, tie-breaker, token, session)
 
 
 class Scheduler:
-    """The solve-loop thread shared by all sessions of a :class:`SessionManager`."""
+    """The solve-loop thread shared by all sessions of a :class:`SessionManager`
+    (a :class:`~posekit.sessions.solve_loop.SolveLoop`)."""
 
     def __init__(self, name: str = "posekit-solver") -> None:
         self._name = name
@@ -56,6 +61,8 @@ class Scheduler:
         self.steps = 0
         self.on_step: Callable[[float], None] | None = None
         """Called with each step's solve time [µs] (metrics), on the solver thread."""
+        self.on_pass: Callable[[list[Session]], None] | None = None
+        """Called after each pass with the sessions it stepped, on the solver thread."""
 
     # --------------------------------------------------------------- control
     def start(self) -> None:
@@ -81,6 +88,14 @@ class Scheduler:
         return self._running
 
     # ------------------------------------------------------------ scheduling
+    def attach(self, session: Session) -> None:
+        """Start stepping a new session."""
+        self.wake(session)
+
+    def changed(self, session: Session, call: Call) -> None:
+        """The session accepted a change: step it soon (the change itself is applied)."""
+        self.wake(session)
+
     def wake(self, session: Session) -> None:
         """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change)."""
         at = max(time.monotonic(), session._last_step + WAKE_SPACING * session.period)
@@ -123,46 +138,66 @@ class Scheduler:
         while heap and heap[0][2] != heap[0][3]._sched_token:
             heapq.heappop(heap)  # stale: the session was rescheduled or removed
 
-    def _pop_due(self) -> list[tuple[float, Session]]:
-        """Sessions due now, changes first (waiting until one is); [] when stopping."""
+    def _take_due(self) -> tuple[list[tuple[float, Session]], float | None]:
+        """Sessions due now (changes first) and 0, or none and the seconds until one is
+        due (None: nothing is scheduled). Condition held."""
+        self._prune(self._changes)
+        self._prune(self._cadence)
+        heads = [h[0][0] for h in (self._changes, self._cadence) if h]
+        if not heads:
+            return [], None
+        delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
+        if delay > 0:
+            return [], delay
+        now = self._last_pass = time.monotonic()
+        due: list[tuple[float, Session]] = []
+        for heap in (self._changes, self._cadence):
+            while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
+                at, _, token, session = heapq.heappop(heap)
+                if token == session._sched_token:
+                    session._sched_due = None  # in flight
+                    due.append((at, session))
+        return due, 0.0
+
+    def step_due(self) -> float | None:
+        """Run one pass when sessions are due (returns 0); otherwise return the seconds
+        until one is due (None: nothing is scheduled).
+
+        For a caller that drives the loop on its own thread instead of :meth:`start`.
+        """
         with self._cond:
-            while self._running:
-                self._prune(self._changes)
-                self._prune(self._cadence)
-                heads = [h[0][0] for h in (self._changes, self._cadence) if h]
-                if not heads:
-                    self._cond.wait()
-                    continue
-                delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
-                if delay > 0:
-                    self._cond.wait(delay)
-                    continue
-                now = self._last_pass = time.monotonic()
-                due: list[tuple[float, Session]] = []
-                for heap in (self._changes, self._cadence):
-                    while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
-                        at, _, token, session = heapq.heappop(heap)
-                        if token == session._sched_token:
-                            session._sched_due = None  # in flight
-                            due.append((at, session))
-                return due
-            return []
+            due, delay = self._take_due()
+        if due:
+            self._run_pass(due, SignalBatch())
+        return delay
 
     def _run(self) -> None:
         batch = SignalBatch()
         while True:
-            due = self._pop_due()
-            if not due:
-                return
-            for at, session in due:
-                try:
-                    keep_going = session._step(batch)
-                except Exception:  # a bug in one session must not stop the others
-                    logger.exception("session %s: step crashed", session.id)
-                    keep_going = False
-                self.steps += 1
-                if self.on_step is not None:
-                    self.on_step(session.state.solve_us)
-                if keep_going:
-                    self._schedule_next(session, max(at + session.period, time.monotonic()))
-            batch.flush()
+            with self._cond:
+                due, delay = self._take_due()
+                while not due and self._running:
+                    self._cond.wait(delay)
+                    due, delay = self._take_due()
+                if not self._running:
+                    return
+            self._run_pass(due, batch)
+
+    def _run_pass(self, due: list[tuple[float, Session]], batch: SignalBatch) -> None:
+        for at, session in due:
+            try:
+                keep_going = session._step(batch)
+            except Exception:  # a bug in one session must not stop the others
+                logger.exception("session %s: step crashed", session.id)
+                keep_going = False
+            self.steps += 1
+            if self.on_step is not None:
+                self.on_step(session.state.solve_us)
+            if keep_going:
+                self._schedule_next(session, max(at + session.period, time.monotonic()))
+        batch.flush()
+        if self.on_pass is not None:
+            try:
+                self.on_pass([session for _, session in due])
+            except Exception:
+                logger.exception("the pass hook failed")

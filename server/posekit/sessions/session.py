@@ -3,9 +3,13 @@
 Every public method is thread-safe and validates its input completely before it
 touches the session: new engine objects are built first and swapped in only when
 everything succeeded, so a rejected change leaves the session exactly as it was.
-Accepted changes wake the solve loop (see :mod:`posekit.sessions.scheduler`) and
-changes of the task stack, of a weight or of the solver settings are broadcast to
-every subscriber as a ``tasks`` message.
+Accepted changes go to the solve loop (see :mod:`posekit.sessions.solve_loop`) as
+replayable calls, and changes of the task stack, of a weight or of the solver settings
+are broadcast to every subscriber as a ``tasks`` message.
+
+The loop either steps this object (:class:`~posekit.sessions.scheduler.Scheduler`) or
+replays its changes on a mirror in a solver process and hands the solved states back
+to :meth:`Session._adopt` (:mod:`posekit.sessions.solver_processes`).
 
 Solve step (on the scheduler thread): ``v = solve_ik(...)`` with the enabled objective
 tasks, the enabled constraint tasks as hard equalities and the enabled limits; when
@@ -52,7 +56,7 @@ from posekit.sessions.targets import Target
 from posekit.sessions.task_specs import TASK_SPEC_ADAPTER, TaskPatch, TaskSpec
 
 if TYPE_CHECKING:
-    from posekit.sessions.scheduler import Scheduler
+    from posekit.sessions.solve_loop import Call, SolveLoop
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -130,7 +134,7 @@ class Session:
         model: mujoco.MjModel,
         entry: str,
         *,
-        scheduler: Scheduler | None = None,
+        scheduler: SolveLoop | None = None,
         on_change: Callable[[Session], None] | None = None,
         max_tasks: int | None = None,
     ) -> None:
@@ -157,6 +161,8 @@ class Session:
 
         self._solver = spec.solver
         self._configuration = Configuration(model, q=check_q(model, spec.q))
+        self._solved_q: list[float] | None = None  # from a solver process, not applied yet
+        self._q_revision = 0  # the revision of the last change that set q
         self._tasks: dict[str, _TaskEntry] = {}
         self._limits: dict[str, _LimitEntry] = {}
         for task_spec in spec.tasks:
@@ -209,7 +215,7 @@ class Session:
     def q(self) -> np.ndarray:
         """A copy of the current configuration."""
         with self._lock:
-            return self._configuration.q
+            return self._synced().q
 
     def tasks(self) -> list[TaskSpec]:
         """Task specs in stack order, with their current targets."""
@@ -235,7 +241,7 @@ class Session:
                 version=1,
                 robot=self.robot,
                 entry=self.entry,
-                q=self._configuration.data.qpos.tolist(),
+                q=self._synced().data.qpos.tolist(),
                 tasks=[entry.spec for entry in self._tasks.values()],
                 limits=[entry.spec for entry in self._limits.values()],
                 solver=self._solver,
@@ -286,7 +292,7 @@ class Session:
                 raise TaskLimitReached(len(self._tasks) + 1, self.max_tasks)
             entry = self._build_task_entry(spec, name)
             self._tasks[name] = entry
-            self._changed(structural=True)
+            self._changed(structural=True, call=("add_task", (entry.spec,)))
             return entry.spec
 
     def patch_task(self, name: str, patch: TaskPatch | Mapping[str, Any]) -> TaskSpec:
@@ -327,7 +333,7 @@ class Session:
                     targets.apply(spec.type, task, target)  # validates before assigning
             new_spec = new_spec.model_copy(update={"target": target})
             self._tasks[name] = _TaskEntry(new_spec, task)
-            self._changed(structural=True)
+            self._changed(structural=True, call=("patch_task", (name, patch)))
             return new_spec
 
     def set_target(self, task: str, target: Target | Mapping[str, Any], ref: Any = None) -> Target:
@@ -343,14 +349,14 @@ class Session:
             entry.spec = entry.spec.model_copy(update={"target": merged})
             if ref is not None:
                 self._ref = ref
-            self._changed(structural=False)
+            self._changed(structural=False, call=("set_target", (task, merged, ref)))
             return merged
 
     def remove_task(self, name: str) -> None:
         with self._lock:
             self._task_entry(name)
             del self._tasks[name]
-            self._changed(structural=True)
+            self._changed(structural=True, call=("remove_task", (name,)))
 
     # ================================================================ limits
     def add_limit(self, spec: LimitSpec | Mapping[str, Any]) -> LimitSpec:
@@ -362,7 +368,7 @@ class Session:
                 raise NameConflict(f"a limit named {name!r} already exists in this session")
             entry = self._build_limit_entry(spec, name)
             self._limits[name] = entry
-            self._changed(structural=True)
+            self._changed(structural=True, call=("add_limit", (entry.spec,)))
             return entry.spec
 
     def patch_limit(self, name: str, patch: LimitPatch | Mapping[str, Any]) -> LimitSpec:
@@ -385,14 +391,14 @@ class Session:
             new_spec = type(entry.spec).model_validate(fields)
             limit = build_limit(new_spec, self.model) if updates else entry.limit
             self._limits[name] = _LimitEntry(new_spec, limit)
-            self._changed(structural=True)
+            self._changed(structural=True, call=("patch_limit", (name, patch)))
             return new_spec
 
     def remove_limit(self, name: str) -> None:
         with self._lock:
             self._limit_entry(name)
             del self._limits[name]
-            self._changed(structural=True)
+            self._changed(structural=True, call=("remove_limit", (name,)))
 
     # ================================================================ solver
     def set_solver(self, patch: SolverPatch | Mapping[str, Any]) -> SolverSettings:
@@ -404,7 +410,7 @@ class Session:
                 if isinstance(entry.task, KineticEnergyRegularizationTask):
                     entry.task.set_dt(settings.step_dt)
             self._solver = settings
-            self._changed(structural=True)
+            self._changed(structural=True, call=("set_solver", (patch,)))
             return settings
 
     def replace_spec(self, spec: SessionSpec | Mapping[str, Any]) -> SessionSpec:
@@ -420,13 +426,16 @@ class Session:
                 f"this session runs {self.robot!r} ({self.entry})"
             )
         scratch = Session(self.id, spec, self.model, self.entry, max_tasks=self.max_tasks)
+        canonical = scratch.spec()
         with self._lock:
             self._configuration = scratch._configuration
+            self._solved_q = None
             self._tasks = scratch._tasks
             self._limits = scratch._limits
             self._solver = scratch._solver
-            self._changed(structural=True)
-        return self.spec()
+            self._changed(structural=True, call=("replace_spec", (canonical,)))
+            self._q_revision = self._revision
+        return canonical
 
     def set_q(self, q: object = None, keyframe: str | None = None) -> list[float]:
         """Set the configuration from ``q`` (size nq) or a keyframe name."""
@@ -439,8 +448,10 @@ class Session:
             q = self.model.key_qpos[key_id]
         vector = check_q(self.model, q)
         with self._lock:
+            self._solved_q = None
             self._configuration.update(vector)
-            self._changed(structural=False)
+            self._changed(structural=False, call=("set_q", (vector.tolist(),)))
+            self._q_revision = self._revision
             return vector.tolist()
 
     def touch(self) -> None:
@@ -507,6 +518,42 @@ class Session:
         if not running and self._on_change is not None:
             self._on_change(self)
         return running
+
+    def _adopt(self, state: SessionState, batch: SignalBatch) -> None:
+        """Publish a state solved by a mirror of this session in a solver process.
+
+        Its q becomes this session's q (applied lazily, see :meth:`_synced`) unless q
+        was set after the mirror computed it; states older than the current one are
+        ignored.
+        """
+        with self._lock:
+            if self.closed or state.seq <= self._state.seq:
+                return
+            if state.revision >= self._q_revision:
+                self._solved_q = state.q
+            self._state = state
+            self._last_step = time.monotonic()
+        for subscription in self._subscribers:
+            subscription.offer_state(state, batch)
+        if state.status != "running" and self._on_change is not None:
+            self._on_change(self)
+
+    def _mirror_counters(self) -> dict[str, Any]:
+        """What a mirror needs besides the spec to continue this session's stream."""
+        return {"revision": self._revision, "seq": self._state.seq, "ref": self._ref}
+
+    def _continue_from(self, counters: Mapping[str, Any]) -> None:
+        """Take over a session's counters (this session is its mirror)."""
+        self._revision = counters["revision"]
+        self._seq = counters["seq"]
+        self._ref = counters["ref"]
+
+    def _synced(self) -> Configuration:
+        """The configuration, with the latest solved q applied (lock held)."""
+        q, self._solved_q = self._solved_q, None
+        if q is not None:
+            self._configuration.update(np.asarray(q))
+        return self._configuration
 
     def _solve(self, settings: SolverSettings) -> SessionState:
         plan = self._current_plan()
@@ -596,8 +643,11 @@ class Session:
         return self._plan
 
     # =============================================================== helpers
-    def _changed(self, structural: bool) -> None:
-        """Record an accepted change (lock held): wake the loop, tell subscribers."""
+    def _changed(self, structural: bool, call: Call) -> None:
+        """Record an accepted change (lock held): tell the loop and the subscribers.
+
+        ``call`` replays the change on a session in the previous state (a mirror).
+        """
         self._revision += 1
         self.touch()
         if structural:
@@ -606,7 +656,7 @@ class Session:
             for subscription in self._subscribers:
                 subscription.offer_tasks(message)
         if self._scheduler is not None:
-            self._scheduler.wake(self)
+            self._scheduler.changed(self, call)
         if self._on_change is not None:
             self._on_change(self)
 
@@ -614,7 +664,7 @@ class Session:
         task = build_task(spec, self.model, self._solver.step_dt)
         target = None
         if targets.takes_target(spec.type):
-            task.set_target_from_configuration(self._configuration)  # type: ignore[attr-defined]
+            task.set_target_from_configuration(self._synced())  # type: ignore[attr-defined]
             target = targets.read(spec.type, task)
             if spec.target is not None:
                 target = targets.merge(spec.type, name, target, spec.target, self.model)

@@ -127,6 +127,26 @@ class Subscription:
         state, self._state = self._state, None
         return state
 
+    async def newer_state(self, timeout: float) -> SessionState | None:
+        """Wait at most ``timeout`` seconds for a state; returns it (removed) or None.
+
+        Returns at once when a state is pending; other items stay queued for
+        :meth:`next`.
+        """
+        deadline = self.loop.time() + timeout
+        while self._state is None and not self.closed:
+            remaining = deadline - self.loop.time()
+            if remaining <= 0.0:
+                break
+            self._signalled = False
+            self._event.clear()
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._event.wait()
+            except TimeoutError:
+                break
+        return self.take_state()
+
     def _drain(self) -> Update:
         self._signalled = False
         update = Update()
