@@ -161,7 +161,10 @@ class Session:
 
         self._solver = spec.solver
         self._configuration = Configuration(model, q=check_q(model, spec.q))
-        self._solved_q: list[float] | None = None  # from a solver process, not applied yet
+        # From a solver process (see _adopt): the reader thread takes only _state_lock, which
+        # is never held across I/O, so it never waits for a change being sent.
+        self._state_lock = threading.Lock()
+        self._solved_q: list[float] | None = None  # solved, not applied yet
         self._q_revision = 0  # the revision of the last change that set q
         self._tasks: dict[str, _TaskEntry] = {}
         self._limits: dict[str, _LimitEntry] = {}
@@ -428,13 +431,12 @@ class Session:
         scratch = Session(self.id, spec, self.model, self.entry, max_tasks=self.max_tasks)
         canonical = scratch.spec()
         with self._lock:
+            self._q_set_by_next_change()
             self._configuration = scratch._configuration
-            self._solved_q = None
             self._tasks = scratch._tasks
             self._limits = scratch._limits
             self._solver = scratch._solver
             self._changed(structural=True, call=("replace_spec", (canonical,)))
-            self._q_revision = self._revision
         return canonical
 
     def set_q(self, q: object = None, keyframe: str | None = None) -> list[float]:
@@ -448,10 +450,9 @@ class Session:
             q = self.model.key_qpos[key_id]
         vector = check_q(self.model, q)
         with self._lock:
-            self._solved_q = None
+            self._q_set_by_next_change()
             self._configuration.update(vector)
             self._changed(structural=False, call=("set_q", (vector.tolist(),)))
-            self._q_revision = self._revision
             return vector.tolist()
 
     def touch(self) -> None:
@@ -526,7 +527,7 @@ class Session:
         was set after the mirror computed it; states older than the current one are
         ignored.
         """
-        with self._lock:
+        with self._state_lock:
             if self.closed or state.seq <= self._state.seq:
                 return
             if state.revision >= self._q_revision:
@@ -550,10 +551,17 @@ class Session:
 
     def _synced(self) -> Configuration:
         """The configuration, with the latest solved q applied (lock held)."""
-        q, self._solved_q = self._solved_q, None
+        with self._state_lock:
+            q, self._solved_q = self._solved_q, None
         if q is not None:
             self._configuration.update(np.asarray(q))
         return self._configuration
+
+    def _q_set_by_next_change(self) -> None:
+        """The next change sets q: states solved before it no longer carry q (lock held)."""
+        with self._state_lock:
+            self._q_revision = self._revision + 1
+            self._solved_q = None
 
     def _solve(self, settings: SolverSettings) -> SessionState:
         plan = self._current_plan()
