@@ -19,7 +19,7 @@ from posekit.sessions import Scheduler, SessionManager
 from posekit.sessions.solver_processes import SolverProcesses
 from server_support import LiveServer
 
-SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}
+SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}  # each with a default registry
 
 
 @pytest.fixture(scope="session", params=sorted(SOLVE_LOOPS))

@@ -18,6 +18,7 @@ from posekit.api import create_app
 from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
+from posekit.robots import RobotRegistry
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.solver_processes import SolverProcesses
 from posekit.sessions.sqlite_store import SQLiteStore
@@ -42,12 +43,14 @@ def create_full_app(
     configure_logging()
     if manager is None:
         store = SQLiteStore(settings.db) if settings.db else None
+        registry = RobotRegistry()
         manager = SessionManager(
+            registry,
             store=store,
             max_sessions=settings.max_sessions,
             max_tasks=settings.max_tasks,
             idle_unload_s=settings.idle_unload_s,
-            solve_loop=SolverProcesses(settings.solver_processes)
+            solve_loop=SolverProcesses(settings.solver_processes, registry)
             if settings.solver_processes
             else None,
         )

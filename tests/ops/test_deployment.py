@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from server_process import ServerProcess
+from tests_support import wait_for
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -95,18 +96,21 @@ def test_metrics_in_prometheus_format() -> None:
     try:
         httpx.post(server.url + "/api/sessions", json={"robot": "arm7"})
         httpx.get(server.url + "/api/sessions/nope")
-        time.sleep(0.5)
-        response = httpx.get(server.url + "/api/metrics")
+
+        def metrics_after_a_step() -> httpx.Response | None:
+            response = httpx.get(server.url + "/api/metrics")
+            steps = next(
+                line
+                for line in response.text.splitlines()
+                if line.startswith("posekit_steps_total")
+            )
+            return response if int(steps.split()[1]) > 0 else None
+
+        response = wait_for(metrics_after_a_step, what="a solve step in the metrics")
         assert response.headers["content-type"].startswith("text/plain")
         text = response.text
         assert "posekit_sessions 1.0" in text
         assert 'posekit_rejected_requests_total{status="404"} 1' in text
-        steps = int(
-            next(
-                line for line in text.splitlines() if line.startswith("posekit_steps_total")
-            ).split()[1]
-        )
-        assert steps > 0
         assert "posekit_solve_time_us_bucket" in text
         assert response.headers.get("x-request-id")
     finally:

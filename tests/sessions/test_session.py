@@ -238,14 +238,24 @@ def test_a_state_offered_while_waiting_for_a_token_ends_the_wait() -> None:
         loop.call_later(0.05, subscription.offer_message, {"type": "pong"})
         loop.call_later(0.1, lambda: session.set_target("ee", {"position": [0.4, 0.1, 0.3]}, "r"))
         loop.call_later(0.15, session.step)
-        async with asyncio.timeout(5.0):  # far shorter than the wait asked for
-            state = await subscription.newer_state(60.0)
+        # far shorter than the wait asked for
+        state = await asyncio.wait_for(subscription.newer_state(60.0), 5.0)
         assert state is session.state and state.ref == "r"
         update = await subscription.next()
         assert [m["type"] for m in update.messages] == ["pong"]
         assert update.state is None
         subscription.close()
         session.close()
+
+    asyncio.run(scenario())
+
+
+def test_waiting_for_a_state_on_an_ended_feed_returns_at_once() -> None:
+    async def scenario() -> None:
+        session = arm_session()
+        subscription = session.subscribe(initial_state=False)
+        session.close("bye")
+        assert await asyncio.wait_for(subscription.newer_state(60.0), 5.0) is None
 
     asyncio.run(scenario())
 

@@ -1,9 +1,9 @@
 """Sessions solved in solver processes: mirrors replay every change, states come back.
 
-A mirror is checked against a reference: a session built in this process from the API
-session's portable spec and stepped once. While the solver is paused, each step of the
-mirror reports the task errors at its q without moving, so equal errors and equal q
-mean the mirror holds the same q, tasks, targets and weights.
+A mirror is checked two ways: its solver process exports its portable spec, which must
+equal the session's (q, tasks with targets and weights, limits, solver settings); and
+while the solver is paused, the mirror's state (task errors at its q, without moving)
+must equal that of a reference session built here from the session's spec.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from posekit.robots import RobotRegistry
-from posekit.sessions import Session, SessionManager, SessionState
+from posekit.sessions import Session, SessionManager, SessionSpec, SessionState
 from posekit.sessions.solver_processes import SolverProcesses
 from tests_support import random_configuration, wait_for
 
@@ -27,7 +27,7 @@ ARM = REGISTRY.model("arm7")
 
 @pytest.fixture(scope="module")
 def processes() -> Iterator[SolverProcesses]:
-    loop = SolverProcesses(1)
+    loop = SolverProcesses(1, REGISTRY)
     loop.start()
     yield loop
     loop.stop()
@@ -53,8 +53,9 @@ def mirrored_state(session: Session, status: str | None = None) -> SessionState:
     return wait_for(current, what=f"a state at revision {session.revision}")
 
 
-def assert_mirrors(session: Session) -> None:
+def assert_mirrors(session: Session, processes: SolverProcesses) -> None:
     state = mirrored_state(session, "paused")
+    assert processes.mirror_spec(session) == session.spec().model_dump(mode="json")
     reference = Session("reference", session.spec(), session.model, session.entry)
     expected = reference.step()
     assert state.q == pytest.approx(session.q.tolist(), abs=1e-12)
@@ -67,9 +68,12 @@ def assert_mirrors(session: Session) -> None:
             assert state.errors[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
 
 
-def test_every_kind_of_change_is_replayed_on_the_mirror(manager: SessionManager) -> None:
+def test_every_kind_of_change_is_replayed_on_the_mirror(
+    manager: SessionManager, processes: SolverProcesses
+) -> None:
     session = manager.create({"robot": "arm7", "solver": {"paused": True}})
-    assert_mirrors(session)
+    failures = processes._link_of[session.id].failures
+    assert_mirrors(session, processes)
     rng = np.random.default_rng(3)
     changes = [
         lambda: session.add_task({"type": "look_at", "params": {"frame": "wrist_cam"}}),
@@ -87,13 +91,15 @@ def test_every_kind_of_change_is_replayed_on_the_mirror(manager: SessionManager)
         lambda: session.set_q(random_configuration(ARM, rng)),
         lambda: session.set_solver({"damping": 1e-3, "rate_hz": 30}),
         lambda: session.add_task({"type": "posture", "params": {"cost": 0.01}}),
+        lambda: session.patch_task("posture", {"cost": 0.3}),
         lambda: session.replace_spec({**session.spec().model_dump(), "q": ARM.qpos0.tolist()}),
         lambda: session.set_q(keyframe="home"),
     ]
     for change in changes:
         change()
-        assert_mirrors(session)
+        assert_mirrors(session, processes)
     assert session.state.ref == 1
+    assert processes._link_of[session.id].failures == failures  # nothing was repaired
 
 
 def test_solved_q_becomes_the_session_q(manager: SessionManager) -> None:
@@ -117,7 +123,9 @@ def test_solved_q_becomes_the_session_q(manager: SessionManager) -> None:
     assert np.linalg.norm(position - np.array(target.position)) < 1e-3
 
 
-def test_a_state_solved_before_set_q_does_not_undo_it(manager: SessionManager) -> None:
+def test_a_state_solved_before_set_q_does_not_undo_it(
+    manager: SessionManager, processes: SolverProcesses
+) -> None:
     session = manager.create({"robot": "arm7", "solver": {"paused": True}})
     before = mirrored_state(session)
     # A state the mirror solved before it replayed set_q (a half seq: the mirror's own
@@ -127,9 +135,9 @@ def test_a_state_solved_before_set_q_does_not_undo_it(manager: SessionManager) -
     with session._lock:  # it arrives right after set_q
         session.set_q(ARM.qpos0 + 0.1)
         session._adopt(stale, _NoBatch())
-    assert session.state is stale
+    assert session.state is before  # dropped, not published
     assert session.q == pytest.approx(ARM.qpos0 + 0.1, abs=1e-15)  # still the q that was set
-    assert_mirrors(session)
+    assert_mirrors(session, processes)
 
 
 class _NoBatch:
@@ -157,13 +165,36 @@ def test_a_replay_that_fails_reopens_the_mirror(
     manager: SessionManager, processes: SolverProcesses
 ) -> None:
     session = manager.create({"robot": "arm7", "solver": {"paused": True}})
-    assert_mirrors(session)
+    assert_mirrors(session, processes)
     link = processes._link_of[session.id]
-    with session._lock:  # as a change would: no other change in between
-        link.send(("call", session.id, session.revision, "remove_task", ("no_such_task",)))
-        link.send(("call", session.id, session.revision, "close", ()))
+    for method in ("remove_task", "close"):  # a failing change; a method not replayable
+        failures, seq = link.failures, session.state.seq
+        args = ("no_such_task",) if method == "remove_task" else ()
+        link.send(("call", session.id, session.revision, method, args))
+        wait_for(lambda seq=seq: session.state.seq > seq, what="a re-opened mirror")
+        assert link.failures == failures + 1
+        assert_mirrors(session, processes)
     session.patch_task("posture", {"cost": 0.5})
-    assert_mirrors(session)
+    assert_mirrors(session, processes)
+
+
+def test_a_mirror_that_keeps_failing_leaves_the_session_failed(
+    processes: SolverProcesses,
+) -> None:
+    """A session the solver process cannot open (its registry lacks the robot) is
+    re-opened ``MAX_REOPENS`` times, then reported failed and no longer mirrored."""
+    spec = SessionSpec.model_validate({"robot": "not_in_the_registry", "q": ARM.qpos0.tolist()})
+    session = Session("unsolvable", spec, ARM, "arm7", scheduler=processes)
+    processes.attach(session)
+    state = wait_for(
+        lambda: session.state if session.state.status == "failed" else None, what="failed"
+    )
+    assert "not_in_the_registry" in state.error
+    assert session.id not in processes._link_of
+    assert state.q == pytest.approx(session.q.tolist(), abs=0.0)
+    session.set_q(ARM.qpos0 + 0.1)  # accepted, but nobody solves it now
+    assert session.state is state
+    session.close()
 
 
 def test_sessions_are_spread_over_the_processes() -> None:
@@ -190,12 +221,10 @@ def test_subscribers_get_the_mirrored_states(manager: SessionManager) -> None:
         subscription = session.subscribe(initial_state=False)
         session.set_target("ee", {"position": [0.4, -0.1, 0.35]}, ref="watch")
         received = []
-        async with asyncio.timeout(10):
-            async for update in subscription:
-                if update.state is not None:
-                    received.append(update.state)
-                    if update.state.status == "converged":
-                        break
+        while not received or received[-1].status != "converged":
+            update = await asyncio.wait_for(subscription.next(), 10)
+            if update.state is not None:
+                received.append(update.state)
         subscription.close()
         return received
 
@@ -204,3 +233,31 @@ def test_subscribers_get_the_mirrored_states(manager: SessionManager) -> None:
     assert [s.seq for s in received] == sorted({s.seq for s in received})
     assert all(math.isfinite(x) for s in received for x in s.q)
     assert received[-1].json() == session.state.json()
+
+
+def test_states_of_a_replaced_mirror_are_dropped(
+    manager: SessionManager, processes: SolverProcesses
+) -> None:
+    """A session unloaded and revived (or re-opened) gets a new mirror; states still in
+    the pipe from the old one must not be published."""
+    session = manager.create({"robot": "arm7", "solver": {"paused": True}})
+    before = mirrored_state(session)
+    link = processes._link_of[session.id]
+    old_epoch = link._epochs[session.id] - 1
+    late = SessionState(before.seq + 100, 0.0, before.q, {}, False, "paused", None, 0.0)
+    late.revision = session.revision
+    link._handle(("states", [(session.id, old_epoch, late)]))
+    assert session.state is before
+    link._handle(("states", [(session.id, link._epochs[session.id], late)]))
+    assert session.state is late
+
+
+def test_a_session_closed_before_it_is_attached_gets_no_mirror(
+    processes: SolverProcesses,
+) -> None:
+    spec = SessionSpec.model_validate({"robot": "arm7", "q": ARM.qpos0.tolist()})
+    session = Session("closed-early", spec, ARM, "arm7", scheduler=processes)
+    session.close()
+    processes.attach(session)
+    assert session.id not in processes._link_of
+    assert all(session.id not in link.sessions for link in processes._links)

@@ -195,6 +195,8 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
             continue
         # Wait for a token; a state answering a change that arrives meanwhile goes at once.
         while (wait := bucket.delay(session.solver.stream_hz, state.revision > revision)) > 0:
+            if subscription.closed:
+                break
             state = await subscription.newer_state(wait) or state
         bucket.take()
         revision = state.revision

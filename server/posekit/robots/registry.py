@@ -62,6 +62,7 @@ class RobotRegistry:
 
     def __init__(self, builtin_dir: Path | None = None, menagerie: bool = True) -> None:
         self._builtin_dir = builtin_dir or Path(str(resources.files("posekit.models")))
+        self._menagerie = menagerie
         self._entries: dict[str, RobotEntry] = {}
         self._builtin_files: dict[str, Path] = {}
         for path in sorted(self._builtin_dir.glob("*.xml")):
@@ -95,6 +96,10 @@ class RobotRegistry:
                 tuple(robot.entry_names),
                 default,
             )
+
+    def __reduce__(self) -> tuple[type[RobotRegistry], tuple[Path, bool]]:
+        """Pickled as its recipe (a solver process builds the same registry), not its cache."""
+        return (RobotRegistry, (self._builtin_dir, self._menagerie))
 
     # ---------------------------------------------------------------- listing
     def entries(self) -> list[RobotEntry]:

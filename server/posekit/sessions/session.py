@@ -523,21 +523,33 @@ class Session:
     def _adopt(self, state: SessionState, batch: SignalBatch) -> None:
         """Publish a state solved by a mirror of this session in a solver process.
 
-        Its q becomes this session's q (applied lazily, see :meth:`_synced`) unless q
-        was set after the mirror computed it; states older than the current one are
-        ignored.
+        Its q becomes this session's q (applied lazily, see :meth:`_synced`). States
+        older than the current one, and states solved before the latest change that set
+        q (``set_q``, ``replace_spec``), are dropped: they would undo that change.
         """
         with self._state_lock:
-            if self.closed or state.seq <= self._state.seq:
+            if self.closed or state.seq <= self._state.seq or state.revision < self._q_revision:
                 return
-            if state.revision >= self._q_revision:
-                self._solved_q = state.q
+            self._solved_q = state.q
             self._state = state
             self._last_step = time.monotonic()
         for subscription in self._subscribers:
             subscription.offer_state(state, batch)
         if state.status != "running" and self._on_change is not None:
             self._on_change(self)
+
+    def _fail(self, message: str) -> None:
+        """Publish a ``failed`` state computed here: the session can no longer be solved."""
+        with self._lock:
+            self._synced()
+            self._seq = max(self._seq, self._state.seq)
+            state = self._make_state("failed", False, message, 0.0)
+            with self._state_lock:
+                self._state = state
+        batch = SignalBatch()
+        for subscription in self._subscribers:
+            subscription.offer_state(state, batch)
+        batch.flush()
 
     def _mirror_counters(self) -> dict[str, Any]:
         """What a mirror needs besides the spec to continue this session's stream."""

@@ -5,29 +5,38 @@ machine it saturates one core while the other idles. :class:`SolverProcesses` is
 :class:`~posekit.sessions.solve_loop.SolveLoop` that keeps each session's solving in
 one of N solver processes (:mod:`posekit.sessions.solver_worker`):
 
-- the API process keeps the authoritative :class:`Session` (specs, validation, names,
-  subscribers); each accepted change is sent as a replayable call;
-- the solver process holds a *mirror* of the session (built from its portable spec),
-  replays the calls in order and steps it with its own :class:`Scheduler`;
-- the solved states come back in one message per pass and are published by
+- the server process keeps the authoritative :class:`Session` (specs, validation,
+  names, subscribers); each accepted change is sent as a replayable call, in order
+  (calls and opens are sent under the session's lock);
+- the solver process holds a *mirror* of the session, built from its portable spec
+  with the same robot registry, replays the calls and steps it with its own
+  :class:`Scheduler`;
+- the solved states come back in one message per pass, tagged with the mirror's epoch
+  (states of a replaced mirror are dropped), and are published by
   :meth:`Session._adopt` (their JSON already encoded by the solver process).
 
-A solver process that dies is restarted and its sessions re-opened from their specs;
-a replayed change that fails (a bug: it was validated before) re-opens that mirror.
+A solver process that dies is restarted (backing off when it keeps dying) and its
+sessions re-opened from their specs; a mirror that fails (a bug: every change was
+validated before) is re-opened, at most ``MAX_REOPENS`` times in a row; beyond, the
+session reports ``failed`` and is no longer solved. Re-opening runs on its own thread:
+the reader of a pipe never waits for a send, so the two pipes cannot both fill up.
 """
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import logging
+import math
 import multiprocessing
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-import mujoco
-
+from posekit.robots import RobotRegistry
 from posekit.sessions import solver_worker
 from posekit.sessions.subscription import SignalBatch
 
@@ -39,23 +48,29 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 _CONTEXT = multiprocessing.get_context("spawn")  # forking a threaded server is unsafe
+MAX_REOPENS = 3  # a mirror failing more often in a row has a reproducible cause
 
 
 class SolverProcesses:
     """Steps sessions in ``processes`` solver processes (each session in one of them).
 
+    Args:
+        processes: Number of solver processes (>= 1).
+        registry: Where the sessions' robots come from: pass the manager's registry
+            (solver processes build the same one and compile the models themselves).
+
     New sessions go to the process with the fewest sessions.
     """
 
-    def __init__(self, processes: int = 1) -> None:
+    def __init__(self, processes: int = 1, registry: RobotRegistry | None = None) -> None:
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
         self._count = processes
+        self._registry = registry if registry is not None else RobotRegistry()
         self._links: list[_SolverLink] = []
         self._link_of: dict[str, _SolverLink] = {}
         self._lock = threading.Lock()
-        self.steps = 0
-        self.restarts = 0
+        self._epochs = itertools.count(1)
         self.on_step: Callable[[float], None] | None = None
 
     # --------------------------------------------------------------- control
@@ -67,6 +82,7 @@ class SolverProcesses:
             self._links = [_SolverLink(self, index) for index in range(self._count)]
         for link in self._links:
             link.start()
+        atexit.register(self.stop)  # before multiprocessing's exit hook kills them
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the solver processes and wait for them."""
@@ -75,20 +91,39 @@ class SolverProcesses:
             self._link_of.clear()
         for link in links:
             link.stop(timeout)
+        atexit.unregister(self.stop)
 
     @property
     def running(self) -> bool:
         return bool(self._links)
 
+    @property
+    def steps(self) -> int:
+        """Solved states received since start."""
+        return sum(link.steps for link in self._links)
+
+    @property
+    def restarts(self) -> int:
+        """Solver processes restarted after they died."""
+        return sum(link.restarts for link in self._links)
+
     def pids(self) -> list[int | None]:
         """Process ids of the solver processes (diagnostics and tests)."""
         return [link.pid for link in self._links]
+
+    def mirror_spec(self, session: Session, timeout: float = 10.0) -> dict[str, Any] | None:
+        """The portable spec (JSON) of the session's mirror, as its solver process sees
+        it (None when it has no mirror); for diagnostics and tests."""
+        link = self._link_of.get(session.id)
+        return link.export(session.id, timeout) if link is not None else None
 
     # ------------------------------------------------------------- SolveLoop
     def attach(self, session: Session) -> None:
         with self._lock:
             if not self._links:
                 raise RuntimeError("the solver processes are not running; call start() first")
+            if session.closed:  # deleted while it was being created
+                return
             link = min(self._links, key=lambda candidate: len(candidate.sessions))
             link.sessions[session.id] = session
             self._link_of[session.id] = link
@@ -104,14 +139,15 @@ class SolverProcesses:
         with self._lock:
             link = self._link_of.pop(session.id, None)
             if link is not None:
-                link.sessions.pop(session.id, None)
+                link.forget(session.id)
         if link is not None:
             link.send(("close", session.id))
 
-    def _count_step(self, solve_us: float) -> None:
-        self.steps += 1
-        if self.on_step is not None:
-            self.on_step(solve_us)
+    def _next_epoch(self) -> int:
+        return next(self._epochs)
+
+    def _spawn_args(self) -> tuple[Any, ...]:
+        return (self._registry,)
 
 
 class _SolverLink:
@@ -121,12 +157,20 @@ class _SolverLink:
         self._owner = owner
         self._name = f"posekit-solver-{index}"
         self.sessions: dict[str, Session] = {}
+        self.steps = 0
+        self.restarts = 0
+        self.failures = 0  # mirrors that failed (and were re-opened or given up)
+        self._epochs: dict[str, int] = {}  # session id → epoch of its current mirror
+        self._reopens: dict[str, int] = {}  # session id → re-opens since its last state
+        self._exports: dict[str, Future[dict[str, Any] | None]] = {}
         self._send_lock = threading.Lock()
-        self._models: dict[int, mujoco.MjModel] = {}  # sent to this process incarnation
+        self._life_lock = threading.Lock()  # spawning vs. stopping
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
         self._stopping = False
         self._reader: threading.Thread | None = None
+        self._last_restart = -math.inf
+        self._quick_restarts = 0  # restarts less than a minute after the previous one
 
     @property
     def pid(self) -> int | None:
@@ -138,65 +182,80 @@ class _SolverLink:
         self._reader.start()
 
     def stop(self, timeout: float) -> None:
-        self._stopping = True
+        with self._life_lock:
+            self._stopping = True
         self.send(("stop",))
-        if self._process is not None:
-            self._process.join(timeout)
-            if self._process.is_alive():
-                self._process.terminate()
-                self._process.join(timeout)
+        process = self._process
+        if process is not None:
+            process.join(timeout)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout)
         if self._connection is not None:
             self._connection.close()
         if self._reader is not None and self._reader is not threading.current_thread():
             self._reader.join(timeout)
 
-    def _spawn(self) -> None:
-        ours, theirs = _CONTEXT.Pipe(duplex=True)
-        process = _CONTEXT.Process(
-            target=solver_worker.main, args=(theirs,), name=self._name, daemon=True
-        )
-        process.start()
-        theirs.close()
-        with self._send_lock:
-            previous = self._connection
-            self._process, self._connection = process, ours
-            self._models = {}
+    def _spawn(self) -> bool:
+        """Start a (new) solver process; False when stopping."""
+        with self._life_lock:
+            if self._stopping:
+                return False
+            ours, theirs = _CONTEXT.Pipe(duplex=True)
+            process = _CONTEXT.Process(
+                target=solver_worker.main,
+                args=(theirs, *self._owner._spawn_args()),
+                name=self._name,
+                daemon=True,
+            )
+            process.start()
+            theirs.close()
+            with self._send_lock:
+                previous = self._connection
+                self._process, self._connection = process, ours
         if previous is not None:
             previous.close()
+        return True
 
     # --------------------------------------------------------------- sending
     def open(self, session: Session) -> None:
         """(Re)build the session's mirror from its spec; the session lock orders it
         before the session's later changes."""
         with session._lock:
-            spec = session.spec()
-            counters = session._mirror_counters()
-            with self._send_lock:
-                model = session.model
-                fresh = id(model) not in self._models
-                self._models[id(model)] = model
-                message = (
-                    "open",
-                    session.id,
-                    id(model),
-                    model if fresh else None,
-                    spec,
-                    session.entry,
-                    counters,
-                )
-                self._send_locked(message)
+            if session.closed:  # removed meanwhile (e.g. during a restart): no mirror
+                return
+            epoch = self._owner._next_epoch()
+            self._epochs[session.id] = epoch
+            message = (
+                "open",
+                session.id,
+                epoch,
+                session.robot,
+                session.entry,
+                session.spec(),
+                session._mirror_counters(),
+            )
+            self.send(message)
+
+    def forget(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        self._epochs.pop(session_id, None)
+        self._reopens.pop(session_id, None)
+
+    def export(self, session_id: str, timeout: float) -> dict[str, Any] | None:
+        future: Future[dict[str, Any] | None] = Future()
+        self._exports[session_id] = future
+        self.send(("export", session_id))
+        return future.result(timeout)
 
     def send(self, message: tuple[Any, ...]) -> None:
         with self._send_lock:
-            self._send_locked(message)
-
-    def _send_locked(self, message: tuple[Any, ...]) -> None:
-        if self._connection is None:
-            return
-        try:
-            self._connection.send(message)
-        except OSError:
-            pass  # the process died: the reader restarts it and re-opens every session
+            if self._connection is None:
+                return
+            try:
+                self._connection.send(message)
+            except OSError:
+                pass  # the process died: the reader restarts it and re-opens every session
 
     # --------------------------------------------------------------- reading
     def _read(self) -> None:
@@ -206,6 +265,9 @@ class _SolverLink:
                 message = connection.recv() if connection is not None else None
             except (EOFError, OSError):
                 message = None
+            except Exception:  # an unreadable message: the next one is still framed
+                logger.exception("%s: could not read a message", self._name)
+                continue
             if message is None:
                 if self._stopping:
                     return
@@ -221,38 +283,70 @@ class _SolverLink:
                 logger.exception("%s: could not handle %r", self._name, message[0])
 
     def _handle(self, message: tuple[Any, ...]) -> None:
-        if message[0] == "states":
+        kind = message[0]
+        if kind == "states":
             batch = SignalBatch()
-            for session_id, state in message[1]:
+            for session_id, epoch, state in message[1]:
                 session = self.sessions.get(session_id)
-                if session is not None:
-                    session._adopt(state, batch)
-                self._owner._count_step(state.solve_us)
+                if session is None or self._epochs.get(session_id) != epoch:
+                    continue  # a closed session, or a mirror replaced since
+                session._adopt(state, batch)
+                self._reopens.pop(session_id, None)
+                self.steps += 1
+                if self._owner.on_step is not None:
+                    self._owner.on_step(state.solve_us)
             batch.flush()
-        elif message[0] == "diverged":
+        elif kind == "diverged":
             _, session_id, reason = message
-            logger.error(
-                "%s: mirror of session %s diverged (%s); re-opening it",
-                self._name,
-                session_id,
-                reason,
-            )
             session = self.sessions.get(session_id)
             if session is not None:
-                self.open(session)
+                self.failures += 1
+                self._in_background(self._recover, session, reason)
+        elif kind == "spec":
+            _, session_id, spec = message
+            future = self._exports.pop(session_id, None)
+            if future is not None:
+                future.set_result(spec)
+
+    def _recover(self, session: Session, reason: str) -> None:
+        """Re-open a failed mirror, or give the session up after ``MAX_REOPENS``."""
+        reopens = self._reopens[session.id] = self._reopens.get(session.id, 0) + 1
+        if reopens > MAX_REOPENS:
+            logger.error("%s: session %s cannot be mirrored (%s)", self._name, session.id, reason)
+            self._owner.remove(session)
+            session._fail(f"the solver process cannot solve this session: {reason}")
+            return
+        logger.error(
+            "%s: mirror of session %s failed (%s); re-opening it", self._name, session.id, reason
+        )
+        self.open(session)
 
     def _restart(self) -> None:
-        code = None
-        if self._process is not None:
-            self._process.join(1.0)
-            code = self._process.exitcode
+        process = self._process
+        if process is not None:
+            process.join(1.0)
+            if process.is_alive():  # the pipe broke but the process lives on
+                process.kill()
+                process.join(1.0)
+        now = time.monotonic()
+        self._quick_restarts = self._quick_restarts + 1 if now - self._last_restart < 60.0 else 0
+        self._last_restart = now
+        if self._quick_restarts:  # dying again and again: back off (1, 2, 4 … 30 s)
+            time.sleep(min(30.0, 2.0 ** (self._quick_restarts - 1)))
+        code = process.exitcode if process is not None else None
+        if not self._spawn():
+            return
         logger.error(
-            "%s exited (code %s); restarting it and re-opening %d sessions",
+            "%s exited (code %s); restarted it, re-opening %d sessions",
             self._name,
             code,
             len(self.sessions),
         )
-        self._spawn()
-        for session in list(self.sessions.values()):
-            self.open(session)
-        self._owner.restarts += 1
+        self.restarts += 1
+        sessions = list(self.sessions.values())
+        self._in_background(lambda: [self.open(session) for session in sessions])
+
+    def _in_background(self, work: Callable[..., Any], *args: Any) -> None:
+        """Run ``work`` on its own thread: it takes session locks and sends, which the
+        reader must never wait for."""
+        threading.Thread(target=work, args=args, name=f"{self._name}-recovery", daemon=True).start()

@@ -130,8 +130,8 @@ class Subscription:
     async def newer_state(self, timeout: float) -> SessionState | None:
         """Wait at most ``timeout`` seconds for a state; returns it (removed) or None.
 
-        Returns at once when a state is pending; other items stay queued for
-        :meth:`next`.
+        Returns at once when a state is pending or the feed has ended; other items stay
+        queued for :meth:`next`.
         """
         deadline = self.loop.time() + timeout
         while self._state is None and not self.closed:
@@ -141,9 +141,8 @@ class Subscription:
             self._signalled = False
             self._event.clear()
             try:
-                async with asyncio.timeout(remaining):
-                    await self._event.wait()
-            except TimeoutError:
+                await asyncio.wait_for(self._event.wait(), remaining)
+            except asyncio.TimeoutError:
                 break
         return self.take_state()
 
