@@ -513,12 +513,8 @@ class Session:
                 state = self._solve(settings)
             self._state = state
             self._last_step = time.monotonic()
-        for subscription in self._subscribers:
-            subscription.offer_state(state, batch)
-        running = state.status == "running"
-        if not running and self._on_change is not None:
-            self._on_change(self)
-        return running
+        self._publish(state, batch)
+        return state.status == "running"
 
     def _adopt(self, state: SessionState, batch: SignalBatch) -> None:
         """Publish a state solved by a mirror of this session in a solver process.
@@ -532,11 +528,7 @@ class Session:
                 return
             self._solved_q = state.q
             self._state = state
-            self._last_step = time.monotonic()
-        for subscription in self._subscribers:
-            subscription.offer_state(state, batch)
-        if state.status != "running" and self._on_change is not None:
-            self._on_change(self)
+        self._publish(state, batch)
 
     def _fail(self, message: str) -> None:
         """Publish a ``failed`` state computed here: the session can no longer be solved."""
@@ -547,9 +539,16 @@ class Session:
             with self._state_lock:
                 self._state = state
         batch = SignalBatch()
+        self._publish(state, batch)
+        batch.flush()
+
+    def _publish(self, state: SessionState, batch: SignalBatch) -> None:
+        """Offer a new state to every subscriber; a parked session is reported changed
+        (its q is then saved)."""
         for subscription in self._subscribers:
             subscription.offer_state(state, batch)
-        batch.flush()
+        if state.status != "running" and self._on_change is not None:
+            self._on_change(self)
 
     def _mirror_counters(self) -> dict[str, Any]:
         """What a mirror needs besides the spec to continue this session's stream."""

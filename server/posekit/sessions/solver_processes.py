@@ -66,11 +66,11 @@ class SolverProcesses:
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
         self._count = processes
-        self._registry = registry if registry is not None else RobotRegistry()
+        self.registry = registry if registry is not None else RobotRegistry()
         self._links: list[_SolverLink] = []
         self._link_of: dict[str, _SolverLink] = {}
         self._lock = threading.Lock()
-        self._epochs = itertools.count(1)
+        self._epoch_counter = itertools.count(1)  # mirror epochs, unique across links
         self.on_step: Callable[[float], None] | None = None
 
     # --------------------------------------------------------------- control
@@ -92,10 +92,6 @@ class SolverProcesses:
         for link in links:
             link.stop(timeout)
         atexit.unregister(self.stop)
-
-    @property
-    def running(self) -> bool:
-        return bool(self._links)
 
     @property
     def steps(self) -> int:
@@ -142,12 +138,6 @@ class SolverProcesses:
                 link.forget(session.id)
         if link is not None:
             link.send(("close", session.id))
-
-    def _next_epoch(self) -> int:
-        return next(self._epochs)
-
-    def _spawn_args(self) -> tuple[Any, ...]:
-        return (self._registry,)
 
 
 class _SolverLink:
@@ -204,7 +194,7 @@ class _SolverLink:
             ours, theirs = _CONTEXT.Pipe(duplex=True)
             process = _CONTEXT.Process(
                 target=solver_worker.main,
-                args=(theirs, *self._owner._spawn_args()),
+                args=(theirs, self._owner.registry),
                 name=self._name,
                 daemon=True,
             )
@@ -224,7 +214,7 @@ class _SolverLink:
         with session._lock:
             if session.closed:  # removed meanwhile (e.g. during a restart): no mirror
                 return
-            epoch = self._owner._next_epoch()
+            epoch = next(self._owner._epoch_counter)
             self._epochs[session.id] = epoch
             message = (
                 "open",
