@@ -16,6 +16,7 @@ from posekit.sessions.errors import SessionLimitReached, TaskLimitReached
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.store import MemoryStore
 from server_process import ServerProcess
+from tests_support import wait_for
 from websockets.sync.client import connect
 
 
@@ -231,6 +232,10 @@ def test_idle_sessions_unload_and_revive_across_a_restart(tmp_path: Path) -> Non
             f"/api/sessions/{sid}/tasks/ee", json={"target": {"position": [0.45, 0.1, 0.3]}}
         ).raise_for_status()
         client.patch(f"/api/sessions/{sid}/solver", json={"paused": True}).raise_for_status()
+        wait_for(  # the state answering the pause: every step solved before it has arrived
+            lambda: client.get(f"/api/sessions/{sid}").json()["status"] == "paused",
+            what="the paused state",
+        )
         spec = client.get(f"/api/sessions/{sid}/spec").json()
         deadline = time.monotonic() + 20
         while client.get("/api/sessions").json()[0]["status"] != "unloaded":

@@ -3,7 +3,6 @@ SIGKILL, the access token on REST, websocket and viewer, and the metrics endpoin
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +28,13 @@ def test_sessions_survive_a_restart(database: str) -> None:
         f"/api/sessions/{first}/tasks/ee",
         json={"position_cost": 2.5, "target": {"position": [0.45, 0.1, 0.35]}},
     ).raise_for_status()
-    time.sleep(1.0)
+    wait_for(  # parked: q no longer moves (the solver process needs ~1 s to start)
+        lambda: all(
+            client.get(f"/api/sessions/{sid}").json()["status"] == "converged"
+            for sid in (first, second)
+        ),
+        what="both sessions converged",
+    )
     specs = {sid: client.get(f"/api/sessions/{sid}/spec").json() for sid in (first, second)}
     server.stop()
     restarted = ServerProcess(POSEKIT_DB=database)
