@@ -16,7 +16,7 @@ import httpx
 import pytest
 from conftest import require_menagerie
 from posekit.sessions import Scheduler, SessionManager
-from posekit.sessions.solver_processes import SolverProcesses
+from posekit.sessions.loops.solver_processes import SolverProcesses
 from server_support import LiveServer
 
 SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}  # each with a default registry

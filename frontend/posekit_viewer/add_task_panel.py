@@ -11,13 +11,22 @@ from typing import Any
 
 import mujoco
 import viser
+from posekit.sessions.kinds import TASK_KINDS
 from posekit.sessions.session import Session
 
 from posekit_viewer.panel_support import apply_change, object_names
 
-ADDABLE_TASKS = ("frame", "look_at", "axis_align", "com", "posture", "damping", "relative_frame")
-FRAME_TASKS = ("frame", "look_at", "axis_align", "relative_frame")
-POINTING_TASKS = ("look_at", "axis_align")
+FORM_PARAMS = frozenset({"frame", "frame_type", "root", "root_type", "axis"})
+"""The params this form can fill in; other params keep their defaults."""
+
+
+ADDABLE_TASKS = tuple(
+    task_type
+    for task_type in TASK_KINDS
+    if {name for name, required in TASK_KINDS[task_type].params().items() if required}
+    <= FORM_PARAMS
+)
+"""Task types whose required params this form can give (not, e.g., ``dof_freezing``)."""
 FRAME_TYPES = ("site", "body", "geom")
 AXES = {
     "auto": None,  # -z for cameras (MuJoCo cameras look along -z), else +z
@@ -63,7 +72,7 @@ class AddTaskPanel:
         def _(_: Any) -> None:
             options = self._frames[self.frame_type.value] or ["(none)"]
             self.frame.options = options
-            self.frame.value = options[0]
+            self.frame.value = options[0]  # type: ignore[misc]  # viser 1.1: setter typed read-only
 
         @self.add.on_click
         def _(event: Any) -> None:
@@ -71,16 +80,17 @@ class AddTaskPanel:
 
     def spec(self) -> dict[str, Any]:
         """The task spec the form describes (validated by the session when added)."""
-        kind = self.task_type.value
-        spec: dict[str, Any] = {"type": kind, "role": self.role.value}
-        if kind in FRAME_TASKS:
+        task_type = self.task_type.value
+        spec: dict[str, Any] = {"type": task_type, "role": self.role.value}
+        takes = TASK_KINDS[task_type].params()
+        if "frame" in takes:
             params: dict[str, Any] = {
                 "frame": self.frame.value,
                 "frame_type": self.frame_type.value,
             }
-            if kind in POINTING_TASKS:
+            if "axis" in takes:
                 params["axis"] = pointing_axis(self.axis.value, self.frame.value)
-            if kind == "relative_frame":
+            if "root" in takes:
                 params.update({"root": self.root.value, "root_type": "body"})
             spec["params"] = params
         return spec

@@ -1,10 +1,14 @@
 """Target gizmos: one viser transform control per draggable task target.
 
-- frame and relative-frame targets: a 6-DoF gizmo (relative targets are shown in the
-  world through the root frame's current pose);
-- look-at points and CoM targets: translation only;
-- axis-align directions: a direction handle at the frame's origin — a rotation-only
-  gizmo with an arrow along its +z axis, which is the direction.
+What a task gets follows from its kind's target shape
+(:mod:`posekit.sessions.kinds`), not from its type:
+
+- a pose: a 6-DoF gizmo (a pose in a robot frame, the kind's anchor — e.g. a
+  relative-frame target in its root — is shown in the world through the anchor's
+  current pose);
+- a point (look-at points, CoM targets): translation only;
+- a direction: a direction handle at the anchor frame's origin — a rotation-only gizmo
+  with an arrow along its +z axis, which is the direction.
 
 A drag sends the target to the session through :meth:`Session.set_target`, exactly as
 REST and websocket clients do; a rejected target is shown to the viewer who dragged
@@ -21,45 +25,37 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-import mujoco
 import numpy as np
 import viser
-from posekit import SE3, SO3
+from posekit import SE3, SO3, Configuration
+from posekit.sessions.kinds import GizmoShape, TaskSpecBase, task_kind
 from posekit.sessions.session import Session
 
 from posekit_viewer.panel_support import Rejected
 
 logger = logging.getLogger(__name__)
 
-POSE_TYPES = ("frame", "relative_frame")
-POINT_TYPES = ("look_at", "com")
-DIRECTION_TYPES = ("axis_align",)
-GIZMO_TYPES = POSE_TYPES + POINT_TYPES + DIRECTION_TYPES
-Q_DEPENDENT = ("relative_frame", "axis_align")  # drawn relative to a moving frame
 GIZMO_ROOT = "/targets"
 ARROW_RGB = (30, 90, 235)
+
+
+def gizmo_shape(spec: TaskSpecBase) -> GizmoShape | None:
+    """The gizmo a task gets (None: none), from its kind's target shape."""
+    shape = task_kind(spec).target_shape
+    return shape.gizmo if shape is not None else None
 
 
 @dataclass
 class _Gizmo:
     task_type: str
+    shape: GizmoShape
+    anchored: bool  # drawn relative to a robot frame that moves with q
     handle: viser.TransformControlsHandle
     dragging: set[int] = field(default_factory=set)  # ids of the clients dragging it
     last_target: Any = None  # the target the gizmo shows
     pending: tuple[np.ndarray, np.ndarray, Any] | None = None  # latest unsent drag pose
     sending: bool = False  # a drag pose is being sent to the session
     settle: bool = False  # released: show the session's target once sending is done
-
-
-def frame_pose(model: mujoco.MjModel, data: mujoco.MjData, name: str, kind: str) -> SE3:
-    """World pose of a named body, geom or site in ``data`` (kinematics up to date)."""
-    obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "geom": mujoco.mjtObj.mjOBJ_GEOM,
-           "site": mujoco.mjtObj.mjOBJ_SITE}[kind]  # fmt: skip
-    index = mujoco.mj_name2id(model, obj, name)
-    position = {"body": data.xpos, "geom": data.geom_xpos, "site": data.site_xpos}[kind][index]
-    matrix = {"body": data.xmat, "geom": data.geom_xmat, "site": data.site_xmat}[kind][index]
-    rotation = SO3.from_matrix(matrix.reshape(3, 3))
-    return SE3.from_rotation_and_translation(rotation, position.copy())
 
 
 class TargetGizmos:
@@ -71,11 +67,17 @@ class TargetGizmos:
         self._scale = scale
         self._gizmos: dict[str, _Gizmo] = {}
         self._lock = threading.RLock()
+        self._configuration = Configuration(session.model)  # anchors' poses, at q
 
     # ------------------------------------------------------------ syncing
-    def sync(self, data: mujoco.MjData) -> None:
-        """Create, move or remove gizmos to match the session's tasks at ``data``'s pose."""
-        specs = {spec.name: spec for spec in self._session.tasks() if spec.type in GIZMO_TYPES}
+    def sync(self, q: np.ndarray) -> None:
+        """Create, move or remove gizmos to match the session's tasks at ``q``."""
+        specs = {
+            spec.name: spec
+            for spec in self._session.tasks()
+            if spec.name is not None and gizmo_shape(spec) is not None
+        }
+        posed = False
         with self._lock:
             for name in list(self._gizmos):
                 if name not in specs or specs[name].type != self._gizmos[name].task_type:
@@ -85,56 +87,65 @@ class TargetGizmos:
                     continue
                 gizmo = self._gizmos.get(name)
                 if gizmo is None:
-                    gizmo = self._create(name, spec.type)
-                    self._gizmos[name] = gizmo
+                    gizmo = self._gizmos[name] = self._create(name, spec)
                 if gizmo.dragging:
                     continue
-                if spec.target == gizmo.last_target and spec.type not in Q_DEPENDENT:
+                if spec.target == gizmo.last_target and not gizmo.anchored:
                     continue
-                self._place(gizmo, spec, data)
+                if gizmo.anchored and not posed:
+                    self._configuration.update(q)
+                    posed = True
+                self._place(gizmo, spec)
 
-    def _place(self, gizmo: _Gizmo, spec: Any, data: mujoco.MjData) -> None:
-        position, wxyz = self._world_pose(spec, data)
+    def _place(self, gizmo: _Gizmo, spec: TaskSpecBase) -> None:
+        """Show ``spec``'s target (anchors posed at the configuration's q)."""
+        position, wxyz = self._world_pose(gizmo.shape, spec)
         with self._server.atomic():
             gizmo.handle.position = position
             gizmo.handle.wxyz = wxyz
         gizmo.last_target = spec.target
 
-    def _world_pose(self, spec: Any, data: mujoco.MjData) -> tuple[np.ndarray, np.ndarray]:
-        model = self._session.model
-        target = spec.target
-        if spec.type == "frame":
-            return np.array(target.position), np.array(target.wxyz)
-        if spec.type == "relative_frame":
-            root = frame_pose(model, data, spec.params.root, spec.params.root_type)
-            local = SE3.from_rotation_and_translation(
-                SO3(np.array(target.wxyz)), np.array(target.position)
-            )
-            world = root @ local
-            return world.translation(), world.rotation().wxyz
-        if spec.type in POINT_TYPES:
-            return np.array(target.position), np.array([1.0, 0.0, 0.0, 0.0])
-        frame = frame_pose(model, data, spec.params.frame, spec.params.frame_type)
-        return frame.translation(), rotation_to_z(np.array(target.direction))
+    def _anchor_pose(self, spec: TaskSpecBase) -> SE3 | None:
+        anchor = task_kind(spec).gizmo_anchor(spec)
+        if anchor is None:
+            return None
+        return self._configuration.get_transform_frame_to_world(*anchor)
 
-    def _create(self, name: str, task_type: str) -> _Gizmo:
+    def _world_pose(self, shape: GizmoShape, spec: TaskSpecBase) -> tuple[np.ndarray, np.ndarray]:
+        target = spec.target
+        assert target is not None
+        anchor = self._anchor_pose(spec)
+        if shape == "direction":
+            assert anchor is not None and target.direction is not None
+            return anchor.translation(), rotation_to_z(np.array(target.direction))
+        position = np.array(target.position)
+        if shape == "point":
+            return position, np.array([1.0, 0.0, 0.0, 0.0])
+        pose = SE3.from_rotation_and_translation(SO3(np.array(target.wxyz)), position)
+        world = pose if anchor is None else anchor @ pose
+        return world.translation(), world.rotation().wxyz
+
+    def _create(self, name: str, spec: TaskSpecBase) -> _Gizmo:
+        shape = gizmo_shape(spec)
+        assert shape is not None
         options: dict[str, Any] = {}
-        if task_type in POINT_TYPES:
+        if shape == "point":
             options = {"disable_rotations": True}
-        elif task_type in DIRECTION_TYPES:
+        elif shape == "direction":
             options = {"disable_axes": True, "disable_sliders": True}
         path = f"{GIZMO_ROOT}/{name}"
         handle = self._server.scene.add_transform_controls(
             path, scale=self._scale, depth_test=False, **options
         )
-        if task_type in DIRECTION_TYPES:
+        if shape == "direction":
             length = 1.6 * self._scale
             self._server.scene.add_arrows(
                 f"{path}/direction", points=np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, length]]]),
                 colors=ARROW_RGB, shaft_radius=0.05 * self._scale, head_radius=0.12 * self._scale,
                 head_length=0.3 * self._scale,
             )  # fmt: skip
-        gizmo = _Gizmo(task_type, handle)
+        anchored = task_kind(spec).gizmo_anchor(spec) is not None
+        gizmo = _Gizmo(spec.type, shape, anchored, handle)
 
         @handle.on_update
         async def _(event: Any) -> None:
@@ -152,7 +163,7 @@ class TargetGizmos:
         dragged one, or whatever a REST client or another viewer set meanwhile).
         """
         phase = getattr(event, "phase", "update")
-        client_id = getattr(event, "client_id", None)
+        client_id: int = getattr(event, "client_id", -1)
         if phase == "start":
             gizmo.dragging.add(client_id)
             return
@@ -189,7 +200,7 @@ class TargetGizmos:
         if gizmo is None:
             return False
         try:
-            target = self.target_from_gizmo(name, gizmo.task_type, position, wxyz)
+            target = self.target_from_gizmo(name, position, wxyz)
             canonical = self._session.set_target(name, target)
         except Rejected as error:
             logger.info("gizmo %s rejected: %s", name, error)
@@ -209,30 +220,26 @@ class TargetGizmos:
                 return
             spec = self._session.task(name)
             if spec.target is not None:
-                self._place(gizmo, spec, self._kinematics())
-
-    def _kinematics(self) -> mujoco.MjData:
-        data = mujoco.MjData(self._session.model)
-        data.qpos[:] = self._session.q
-        mujoco.mj_kinematics(self._session.model, data)
-        return data
+                self._configuration.update(self._session.q)
+                self._place(gizmo, spec)
 
     def target_from_gizmo(
-        self, name: str, task_type: str, position: np.ndarray, wxyz: np.ndarray
+        self, name: str, position: np.ndarray, wxyz: np.ndarray
     ) -> dict[str, list[float]]:
         """The task target that puts the task where the gizmo is (world pose)."""
-        if task_type == "frame":
-            return {"position": position.tolist(), "wxyz": wxyz.tolist()}
-        if task_type in POINT_TYPES:
+        spec = self._session.task(name)
+        shape = gizmo_shape(spec)
+        if shape == "point":
             return {"position": position.tolist()}
-        if task_type in DIRECTION_TYPES:
+        if shape == "direction":
             direction = SO3(wxyz).as_matrix()[:, 2]
             return {"direction": direction.tolist()}
-        spec = self._session.task(name)
-        data = self._kinematics()
-        root = frame_pose(self._session.model, data, spec.params.root, spec.params.root_type)
         world = SE3.from_rotation_and_translation(SO3(wxyz), position)
-        local = root.inverse() @ world
+        with self._lock:
+            if task_kind(spec).gizmo_anchor(spec) is not None:
+                self._configuration.update(self._session.q)
+            anchor = self._anchor_pose(spec)
+        local = world if anchor is None else anchor.inverse() @ world
         return {"position": local.translation().tolist(), "wxyz": local.rotation().wxyz.tolist()}
 
     # ------------------------------------------------------------- reading

@@ -11,6 +11,7 @@ from typing import Any
 
 import mujoco
 import viser
+from posekit.sessions.kinds.velocity_limit import VelocityLimitSpec
 from posekit.sessions.session import Session
 
 from posekit_viewer.panel_support import (
@@ -96,7 +97,8 @@ class LimitPanel:
             options = self._candidates[self.pair_kind.value] or ["(none)"]
             self.first.options = options
             self.second.options = options
-            self.first.value, self.second.value = options[0], options[-1]
+            self.first.value = options[0]  # type: ignore[misc]  # viser 1.1: setter typed read-only
+            self.second.value = options[-1]  # type: ignore[misc]  # viser 1.1: setter typed read-only
 
         @self.add_pair.on_click
         def _(event: Any) -> None:
@@ -132,7 +134,7 @@ class LimitPanel:
     def refresh(self) -> None:
         """Follow the session's limits (added, removed, toggled elsewhere)."""
         specs = self._session.limits()
-        structure = tuple((spec.name, spec.type) for spec in specs)
+        structure = tuple((spec.name or "", spec.type) for spec in specs)
         if structure != self._structure:
             self._structure = structure
             self._rebuild(specs)
@@ -145,7 +147,7 @@ class LimitPanel:
             (
                 max((_largest(v) for v in spec.params.velocities.values()), default=0.0)
                 for spec in specs
-                if spec.type == "velocity" and spec.enabled
+                if isinstance(spec, VelocityLimitSpec) and spec.enabled
             ),
             0.0,
         )

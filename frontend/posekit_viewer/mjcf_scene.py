@@ -132,6 +132,7 @@ def merge_by_body(model: mujoco.MjModel, geom_ids: list[int]) -> list[BodyMesh]:
     result = []
     for body_id, meshes in sorted(per_body.items()):
         merged = meshes[0] if len(meshes) == 1 else trimesh.util.concatenate(meshes)
+        assert isinstance(merged, trimesh.Trimesh)
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body_id) or f"body{body_id}"
         static = int(model.body_weldid[body_id]) == 0 and int(model.body_mocapid[body_id]) < 0
         result.append(BodyMesh(body_id, name, merged, static))

@@ -55,5 +55,5 @@ class SessionPanels:
             self.limits.refresh()
             self.solver.refresh()
             self.joints.refresh(state.q)
-            self.errors.set_tasks(tuple(spec.name for spec in self._session.tasks()))
+            self.errors.set_tasks(tuple(spec.name or "" for spec in self._session.tasks()))
             self.errors.add(state.time, state.errors)

@@ -10,6 +10,8 @@ only when ``q`` changed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -42,9 +44,9 @@ class SceneRenderer:
         self.grid = server.scene.add_grid(
             "/grid", width=4.0, height=4.0, cell_size=0.1, section_size=1.0
         )
-        self._moving: list[tuple[int, object]] = []
-        self._static: list[tuple[int, object]] = []
-        self._collision: list[tuple[int, object]] = []
+        self._moving: list[tuple[int, viser.SceneNodeHandle]] = []
+        self._static: list[tuple[int, viser.SceneNodeHandle]] = []
+        self._collision: list[tuple[int, viser.SceneNodeHandle]] = []
         mujoco.mj_kinematics(model, self.data)  # at qpos0: the poses of static bodies
         with server.atomic():
             for body in body_meshes(model):
@@ -52,7 +54,8 @@ class SceneRenderer:
                 (self._static if body.static else self._moving).append((body.body_id, handle))
             collision_colour = np.round(np.array(COLLISION_RGBA) * 255).astype(np.uint8)
             for body in collision_meshes(model):
-                body.mesh.visual.vertex_colors = collision_colour
+                visual: Any = body.mesh.visual  # colour visuals: the meshes have no texture
+                visual.vertex_colors = collision_colour
                 handle = self._add(f"{root}/collision/{body.name}", body, visible=show_collision)
                 self._collision.append((body.body_id, handle))
         self._frames = [
@@ -69,40 +72,40 @@ class SceneRenderer:
         self._collision_visible = show_collision
         self._frames_visible = False
 
-    def _add(self, name: str, body: BodyMesh, visible: bool = True) -> object:
+    def _add(self, name: str, body: BodyMesh, visible: bool = True) -> viser.SceneNodeHandle:
         """Upload a body's mesh once, at the body's current pose."""
         return self.server.scene.add_mesh_trimesh(
             name, body.mesh, position=self.data.xpos[body.body_id].copy(),
             wxyz=self.data.xquat[body.body_id].copy(), visible=visible,
         )  # fmt: skip
 
-    def _place(self, handles: list[tuple[int, object]]) -> None:
+    def _place(self, handles: Sequence[tuple[int, viser.SceneNodeHandle]]) -> None:
         for body_id, handle in handles:
             handle.position = self.data.xpos[body_id]
             handle.wxyz = self.data.xquat[body_id]
 
     @property
-    def body_handles(self) -> dict[int, object]:
+    def body_handles(self) -> dict[int, viser.SceneNodeHandle]:
         """Scene handles of the bodies that move, by body id."""
         return dict(self._moving)
 
     @property
-    def static_handles(self) -> dict[int, object]:
+    def static_handles(self) -> dict[int, viser.SceneNodeHandle]:
         """Scene handles of the bodies welded to the world (placed once), by body id."""
         return dict(self._static)
 
     @property
-    def collision_handles(self) -> dict[int, object]:
+    def collision_handles(self) -> dict[int, viser.SceneNodeHandle]:
         """Scene handles of the collision meshes, by body id."""
         return dict(self._collision)
 
     @property
-    def frame_handles(self) -> dict[int, object]:
+    def frame_handles(self) -> dict[int, viser.SceneNodeHandle]:
         """Scene handles of the body frames, by body id."""
         return dict(self._frames)
 
     @property
-    def com_handle(self) -> object:
+    def com_handle(self) -> viser.SceneNodeHandle:
         """Scene handle of the center-of-mass marker."""
         return self._com
 
@@ -170,7 +173,7 @@ class SceneRenderer:
             return True
 
 
-def _send_pose(handle: object, position: np.ndarray, wxyz: np.ndarray) -> None:
+def _send_pose(handle: viser.SceneNodeHandle, position: np.ndarray, wxyz: np.ndarray) -> None:
     """Assign a node's pose, queuing its two messages directly.
 
     Equivalent to ``handle.position = …; handle.wxyz = …`` minus viser's per-assignment
@@ -180,9 +183,9 @@ def _send_pose(handle: object, position: np.ndarray, wxyz: np.ndarray) -> None:
     """
     impl = getattr(handle, "_impl", None)
     queue = getattr(getattr(impl, "api", None), "_queue_scene_message", None)
-    if queue is None:
-        handle.position = position  # type: ignore[attr-defined]
-        handle.wxyz = wxyz  # type: ignore[attr-defined]
+    if impl is None or queue is None:
+        handle.position = position
+        handle.wxyz = wxyz
         return
     impl.position[:] = position
     impl.wxyz[:] = wxyz

@@ -103,7 +103,7 @@ class SessionViewer:
             q = np.asarray(state.q)
             with self.server.atomic():
                 redrawn = self.renderer.render(q)
-                self.gizmos.sync(self.renderer.data)  # kinematics at q, from render
+                self.gizmos.sync(q)
             self._drawn = key
             self._panels_due = True
         now = time.monotonic() if now is None else now

@@ -11,21 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import viser
+from posekit.sessions.kinds import TASK_KINDS
 from posekit.sessions.session import Session
 
 from posekit_viewer.panel_support import Follower, apply_change, from_client
 
-SCALAR_COSTS = {
-    "frame": ("position_cost", "orientation_cost"),
-    "relative_frame": ("position_cost", "orientation_cost"),
-    "com": ("cost",),
-    "look_at": ("cost",),
-    "axis_align": ("cost",),
-    "posture": ("cost",),
-    "damping": ("cost",),
-    "kinetic_energy": ("cost",),
-    "equality": ("cost",),
-}
+
+def cost_fields(task_type: str) -> tuple[str, ...]:
+    """The params of a task type that are costs (one slider each)."""
+    return tuple(name for name in TASK_KINDS[task_type].params() if name.endswith("cost"))
+
 COST_SLIDER_MAX = 10.0
 
 
@@ -53,15 +48,15 @@ class TaskListPanel:
     def refresh(self, errors: dict[str, float | None]) -> None:
         """Follow the task stack, its values and the tasks' current errors."""
         specs = self._session.tasks()
-        structure = tuple((s.name, s.type, s.role) for s in specs)
+        structure = tuple((s.name or "", s.type, str(s.role)) for s in specs)
         if structure != self._structure:
             self._structure = structure
             self._rebuild(specs)
         for spec in specs:
-            widgets = self.widgets.get(spec.name)
+            widgets = self.widgets.get(spec.name or "")
             if widgets is None:
                 continue
-            error = errors.get(spec.name)
+            error = errors.get(spec.name or "")
             widgets["error"].content = "error: –" if error is None else f"error: {error:.2e}"
             self._follow(spec, widgets)
 
@@ -81,7 +76,7 @@ class TaskListPanel:
         gui = self._server.gui
         name, params = spec.name, spec.params
         widgets: dict[str, Any] = {"error": gui.add_markdown("error: –")}
-        for field in SCALAR_COSTS.get(spec.type, ()):
+        for field in cost_fields(spec.type):
             if not hasattr(params, field):
                 continue
             value = scalar_cost(getattr(params, field))
@@ -142,7 +137,7 @@ class TaskListPanel:
     def _follow(self, spec: Any, widgets: dict[str, Any]) -> None:
         """Show values changed by REST clients or other viewers."""
         show = self._follower.show
-        for field in SCALAR_COSTS.get(spec.type, ()):
+        for field in cost_fields(spec.type):
             if field in widgets:
                 slider, number = widgets[field]
                 value = scalar_cost(getattr(spec.params, field))

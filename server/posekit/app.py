@@ -19,8 +19,8 @@ from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
 from posekit.robots import RobotRegistry
+from posekit.sessions.loops.solver_processes import SolverProcesses
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.solver_processes import SolverProcesses
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
 

@@ -234,7 +234,7 @@ def test_a_slow_watcher_costs_bounded_memory(
                     client.patch(
                         f"/api/sessions/{arm}/tasks/posture", json={"cost": 0.01 + i * 1e-4}
                     )
-                peak = max(peak, *(s.pending() for s in session._subscribers))
+                peak = max(peak, session.backlog())
                 time.sleep(0.01)
     finally:
         slow.close()

@@ -202,7 +202,7 @@ def test_kinetic_energy_task_follows_the_solver_dt() -> None:
     session = arm_session()
     session.add_task({"name": "energy", "type": "kinetic_energy"})
     session.set_solver({"dt": 0.02})
-    assert session._tasks["energy"].task.dt == 0.02  # type: ignore[attr-defined]
+    assert session.engine_task("energy").dt == 0.02  # type: ignore[attr-defined]
 
 
 def test_subscriptions_keep_only_the_latest_state() -> None:

@@ -16,9 +16,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from posekit.ik.configuration import Configuration
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionManager, SessionSpec, SessionState
-from posekit.sessions.solver_processes import SolverProcesses
+from posekit.sessions.changes import RemoveTask, SetTarget
+from posekit.sessions.kinds import Target
+from posekit.sessions.loops.messages import Replay, Solved, States
+from posekit.sessions.loops.solver_processes import SolverProcesses
 from tests_support import random_configuration, wait_for
 
 REGISTRY = RobotRegistry(menagerie=False)
@@ -118,8 +122,8 @@ def test_solved_q_becomes_the_session_q(manager: SessionManager) -> None:
     assert session.q.tolist() == pytest.approx(state.q, abs=0.0)
     assert session.spec().q == pytest.approx(state.q, abs=0.0)
     assert state.errors["ee"] < 1e-3
-    reference = Session("reference", session.spec(), session.model, session.entry)
-    position = reference._configuration.data.site("ee").xpos
+    reference = Configuration(session.model, np.array(session.spec().q))
+    position = reference.get_transform_frame_to_world("ee", "site").translation()
     assert np.linalg.norm(position - np.array(target.position)) < 1e-3
 
 
@@ -132,9 +136,8 @@ def test_a_state_solved_before_set_q_does_not_undo_it(
     # answer to set_q, seq + 1, must still be newer).
     stale = SessionState(before.seq + 0.5, 0.0, before.q, {}, False, "paused", None, 0.0)  # type: ignore[arg-type]
     stale.revision = session.revision
-    with session._lock:  # it arrives right after set_q
-        session.set_q(ARM.qpos0 + 0.1)
-        session._adopt(stale, _NoBatch())
+    session.set_q(ARM.qpos0 + 0.1)
+    session.adopt(stale, _NoBatch())  # it arrives right after set_q
     assert session.state is before  # dropped, not published
     assert session.q == pytest.approx(ARM.qpos0 + 0.1, abs=1e-15)  # still the q that was set
     assert_mirrors(session, processes)
@@ -167,10 +170,10 @@ def test_a_replay_that_fails_reopens_the_mirror(
     session = manager.create({"robot": "arm7", "solver": {"paused": True}})
     assert_mirrors(session, processes)
     link = processes._link_of[session.id]
-    for method in ("remove_task", "close"):  # a failing change; a method not replayable
+    failing = (RemoveTask("no_such_task"), SetTarget("no_such_task", Target(position=[0, 0, 0])))
+    for change in failing:
         failures, seq = link.failures, session.state.seq
-        args = ("no_such_task",) if method == "remove_task" else ()
-        link.send(("call", session.id, session.revision, method, args))
+        link.send(Replay(session.id, session.revision, change))
         wait_for(lambda seq=seq: session.state.seq > seq, what="a re-opened mirror")
         assert link.failures == failures + 1
         assert_mirrors(session, processes)
@@ -246,9 +249,9 @@ def test_states_of_a_replaced_mirror_are_dropped(
     old_epoch = link._epochs[session.id] - 1
     late = SessionState(before.seq + 100, 0.0, before.q, {}, False, "paused", None, 0.0)
     late.revision = session.revision
-    link._handle(("states", [(session.id, old_epoch, late)]))
+    link._handle(States([Solved(session.id, old_epoch, late)]))
     assert session.state is before
-    link._handle(("states", [(session.id, link._epochs[session.id], late)]))
+    link._handle(States([Solved(session.id, link._epochs[session.id], late)]))
     assert session.state is late
 
 

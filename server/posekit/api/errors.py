@@ -16,7 +16,7 @@ pydantic ValidationError / bad JSON          422     invalid
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -89,7 +89,7 @@ def _location(loc: Sequence[Any]) -> str:
     return ".".join(parts) or "body"
 
 
-def describe_validation(errors: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """A one-line message and JSON-safe per-field errors from pydantic errors."""
     clean: list[dict[str, Any]] = []
     lines: list[str] = []

@@ -39,9 +39,9 @@ from posekit.api.schemas import session_links
 from posekit.api.stream_limits import RateGate, StreamLimits
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.kinds import Target
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
-from posekit.sessions.targets import Target
 from posekit.sessions.types import MujocoName, Name, Quaternion, Vec3, Vector
 
 logger = logging.getLogger(__name__)

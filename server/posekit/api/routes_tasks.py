@@ -6,8 +6,7 @@ from fastapi import APIRouter, Response, status
 
 from posekit.api.deps import SessionDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.sessions.limit_specs import LimitPatch, LimitSpec
-from posekit.sessions.task_specs import TaskPatch, TaskSpec
+from posekit.sessions.kinds import LimitPatch, LimitSpec, TaskPatch, TaskSpec
 
 router = APIRouter(prefix="/api/sessions/{session_id}", responses=ERROR_RESPONSES)
 

@@ -9,10 +9,10 @@ import numpy as np
 
 from posekit.ik.exceptions import (
     InvalidConfigurationVector,
-    InvalidKeyframe,
     NotWithinConfigurationLimits,
 )
 from posekit.ik.frames import FRAME_TO_JAC_FUNC, check_frame_type, resolve_frame_id
+from posekit.ik.keyframes import keyframe_q
 from posekit.ik.lie import SE3
 
 logger = logging.getLogger(__name__)
@@ -68,10 +68,7 @@ class Configuration:
 
     def update_from_keyframe(self, key_name: str) -> None:
         """Set ``q`` to the ``qpos`` of a keyframe and run forward kinematics."""
-        key_id = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_KEY, key_name)
-        if key_id < 0:
-            raise InvalidKeyframe(key_name, self.model)
-        self.update(q=self.model.key_qpos[key_id])
+        self.update(q=keyframe_q(self.model, key_name))
 
     def update_constraints(self) -> None:
         """Compute the constraint rows (``efc_*``) of equality constraints, once per ``q``.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import daqp
 import numpy as np
@@ -50,23 +51,24 @@ class QuadraticProgram:
         Simple bounds become :math:`\\pm I` rows and rows with :math:`h = +\\infty`
         (inactive collision pairs) are dropped, so any backend accepts it.
         """
-        blocks_G, blocks_h = [], []
+        blocks_G: list[np.ndarray] = []
+        blocks_h: list[np.ndarray] = []
         if self.bounds is not None:
             rows = bounds_as_rows(self.bounds)
-            if not rows.inactive:
+            if rows.G is not None and rows.h is not None:
                 blocks_G.append(rows.G)
                 blocks_h.append(rows.h)
-        if self.G is not None:
+        if self.G is not None and self.h is not None:
             finite = np.isfinite(self.h)
             blocks_G.append(self.G[finite])
             blocks_h.append(self.h[finite])
         G = np.vstack(blocks_G) if blocks_G else None
-        h = np.concatenate(blocks_h) if blocks_h else None
+        h: np.ndarray | None = np.concatenate(blocks_h) if blocks_h else None
         if G is not None and G.shape[0] == 0:
             G = h = None
         return qpsolvers.Problem(self.H, self.c, G, h, self.A, self.b)
 
-    def solve(self, solver: str, **kwargs: object) -> np.ndarray:
+    def solve(self, solver: str, **kwargs: Any) -> np.ndarray:
         """Minimiser :math:`\\Delta q`; raises :class:`NoSolutionFound` when there is none."""
         if solver == "daqp":
             return self._solve_daqp(**kwargs)
@@ -106,10 +108,10 @@ class QuadraticProgram:
         if self.bounds is not None:
             upper_parts.append(self.bounds.upper)
             lower_parts.append(self.bounds.lower)
-        if self.G is not None:
+        if self.G is not None and self.h is not None:
             upper_parts.append(self.h)
             lower_parts.append(np.full(self.h.shape[0], -np.inf))
-        if self.A is not None:
+        if self.A is not None and self.b is not None:
             upper_parts.append(self.b)
             lower_parts.append(self.b)
         upper = np.concatenate(upper_parts)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import InvalidConfigurationVector, InvalidKeyframe, InvalidMocapBody
+from posekit.ik.exceptions import InvalidConfigurationVector, InvalidMocapBody
 from posekit.ik.frames import FRAME_TO_POS_ATTR, FRAME_TO_XMAT_ATTR, resolve_frame_id
+from posekit.ik.joints import QPOS_WIDTH
+from posekit.ik.keyframes import keyframe_q
 
 
 def get_freejoint_dims(model: mujoco.MjModel) -> tuple[list[int], list[int]]:
@@ -78,16 +80,7 @@ def custom_configuration_vector(
     if key_name is None:
         q = model.qpos0.copy()
     else:
-        key_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key_name)
-        if key_id < 0:
-            raise InvalidKeyframe(key_name, model)
-        q = model.key_qpos[key_id].copy()
-    sizes = {
-        int(mujoco.mjtJoint.mjJNT_FREE): 7,
-        int(mujoco.mjtJoint.mjJNT_BALL): 4,
-        int(mujoco.mjtJoint.mjJNT_SLIDE): 1,
-        int(mujoco.mjtJoint.mjJNT_HINGE): 1,
-    }
+        q = keyframe_q(model, key_name)
     for name, value in kwargs.items():
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if joint_id < 0:
@@ -96,7 +89,7 @@ def custom_configuration_vector(
             raise InvalidConfigurationVector(
                 f"joint {name!r} does not exist in the model; joints are [{shown}]"
             )
-        size = sizes[int(model.jnt_type[joint_id])]
+        size = QPOS_WIDTH[int(model.jnt_type[joint_id])]
         try:
             array = np.atleast_1d(np.asarray(value, dtype=np.float64))
         except (TypeError, ValueError):

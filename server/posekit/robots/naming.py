@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import mujoco
 
+from posekit.ik.joints import DOF_WIDTH, QPOS_WIDTH
+
 EQUALITY_TYPES = {
     int(mujoco.mjtEq.mjEQ_CONNECT): "connect",
     int(mujoco.mjtEq.mjEQ_WELD): "weld",
@@ -24,9 +26,9 @@ JOINT_TYPES = {
     int(mujoco.mjtJoint.mjJNT_HINGE): "hinge",
 }
 
-# Degrees of freedom and coordinates per joint type.
-JOINT_DOFS = {"free": 6, "ball": 3, "slide": 1, "hinge": 1}
-JOINT_QPOS = {"free": 7, "ball": 4, "slide": 1, "hinge": 1}
+# Degrees of freedom and coordinates per joint type name.
+JOINT_DOFS = {JOINT_TYPES[kind]: width for kind, width in DOF_WIDTH.items()}
+JOINT_QPOS = {JOINT_TYPES[kind]: width for kind, width in QPOS_WIDTH.items()}
 
 
 def named(model: mujoco.MjModel, obj: mujoco.mjtObj, count: int) -> list[str]:

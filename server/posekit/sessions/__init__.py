@@ -9,17 +9,23 @@ from posekit.sessions.errors import (
     SessionNotFound,
     TaskNotFound,
 )
-from posekit.sessions.limit_specs import LIMIT_TYPES, LimitPatch, LimitSpec
+from posekit.sessions.kinds import (
+    LIMIT_TYPES,
+    TASK_TYPES,
+    LimitPatch,
+    LimitSpec,
+    Target,
+    TaskPatch,
+    TaskSpec,
+)
+from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.scheduler import Scheduler
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings, available_solvers
 from posekit.sessions.state import SessionState
 from posekit.sessions.store import MemoryStore, NullStore, SessionStore
 from posekit.sessions.subscription import Subscription, Update
-from posekit.sessions.targets import Target
-from posekit.sessions.task_specs import TASK_TYPES, TaskPatch, TaskSpec
 
 __all__ = [
     "LIMIT_TYPES",

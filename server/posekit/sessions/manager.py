@@ -24,10 +24,10 @@ from posekit.ik.exceptions import InvalidKeyframe
 from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
 from posekit.robots.naming import default_keyframe
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
-from posekit.sessions.scheduler import Scheduler
+from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.loops.solve_loop import SolveLoop
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
-from posekit.sessions.solve_loop import SolveLoop
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.store import NullStore, SessionStore
 
@@ -61,7 +61,7 @@ class SessionManager:
         flush_interval: Seconds between two saves of a changed session (and between
             two checks for idle sessions).
         solve_loop: What steps the sessions: a :class:`Scheduler` thread in this process
-            by default, or :class:`~posekit.sessions.solver_processes.SolverProcesses`.
+            by default, or :class:`~posekit.sessions.loops.solver_processes.SolverProcesses`.
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """

@@ -6,9 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from posekit.sessions.limit_specs import LimitSpec
+from posekit.sessions.kinds import LimitSpec, TaskSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
-from posekit.sessions.task_specs import TaskSpec
 from posekit.sessions.types import FiniteFloat, MujocoName
 
 

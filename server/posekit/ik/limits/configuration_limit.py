@@ -102,9 +102,9 @@ class ConfigurationLimit(Limit):
     def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:
         r"""All rows: :math:`[P; -P] \Delta q \le \gamma [q_{\max} - q; q - q_{\min}]`, then balls."""
         bounds, ball_rows = self.compute_qp_bounds_and_rows(configuration, dt)
-        box = bounds_as_rows(bounds)
-        if ball_rows.inactive:
+        box = bounds_as_rows(bounds) if bounds is not None else Constraint()
+        if ball_rows.G is None or ball_rows.h is None:
             return box
-        if box.inactive:
+        if box.G is None or box.h is None:
             return ball_rows
         return Constraint(np.vstack((box.G, ball_rows.G)), np.concatenate((box.h, ball_rows.h)))

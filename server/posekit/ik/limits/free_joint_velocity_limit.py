@@ -118,7 +118,7 @@ class FreeJointVelocityLimit(Limit):
         lower_rows: list[np.ndarray] = []
         upper_h: list[np.ndarray] = []
         linear = self._linear_rows(configuration, dt)
-        if not linear.inactive:
+        if linear.G is not None and linear.h is not None:
             upper_rows.append(linear.G[:3])
             lower_rows.append(linear.G[3:])
             upper_h.append(linear.h[:3])

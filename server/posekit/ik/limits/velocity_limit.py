@@ -65,7 +65,7 @@ class BoxVelocityLimit(Limit):
         if self.indices.size == 0:
             return Constraint()
         bounds, _ = self.compute_qp_bounds_and_rows(configuration, dt)
-        return bounds_as_rows(bounds)
+        return bounds_as_rows(bounds) if bounds is not None else Constraint()
 
 
 class VelocityLimit(BoxVelocityLimit):

@@ -58,11 +58,8 @@ def _non_negative_scalar(value: object, what: str) -> float:
     if isinstance(value, bool):
         raise TaskDefinitionError(f"{what} must be a number, got {value!r}")
     try:
-        number = (
-            float(np.asarray(value, dtype=np.float64).reshape(-1)[0])
-            if np.size(value) == 1
-            else math.nan
-        )
+        array = np.asarray(value, dtype=np.float64)
+        number = float(array.reshape(-1)[0]) if array.size == 1 else math.nan
     except (TypeError, ValueError):
         raise TaskDefinitionError(f"{what} must be a number, got {value!r}") from None
     if not math.isfinite(number) or number < 0.0:

@@ -1,20 +1,19 @@
 """The body of a solver process: mirrors of sessions, stepped by a :class:`Scheduler`.
 
-Started by :class:`~posekit.sessions.solver_processes.SolverProcesses` (``spawn``) with
-the server's robot registry, it reads messages from its pipe:
+Started by :class:`~posekit.sessions.loops.solver_processes.SolverProcesses` (``spawn``)
+with the server's robot registry, it reads :mod:`~posekit.sessions.loops.messages` from
+its pipe:
 
-- ``("open", session_id, epoch, robot, entry, spec, counters)``: build a mirror of a
-  session from its portable spec and continue its counters (revision, seq, ref); an
-  open mirror is replaced. The epoch tags the mirror's states, so that states of a
-  replaced mirror are recognised as stale.
-- ``("call", session_id, revision, method, args)``: replay an accepted change.
-- ``("export", session_id)``: answer ``("spec", session_id, spec | None)``.
-- ``("close", session_id)``, ``("stop",)``.
+- :class:`Open`: build a mirror of a session from its portable spec and continue its
+  counters (revision, seq, ref); an open mirror is replaced. The epoch tags the
+  mirror's states, so that states of a replaced mirror are recognised as stale.
+- :class:`Replay`: apply an accepted change.
+- :class:`Export`: answer :class:`ExportedSpec`.
+- :class:`Close`, :class:`Stop`.
 
-and sends ``("states", [(session_id, epoch, state), …])`` after each scheduler pass
-(each state's JSON already encoded) and ``("diverged", session_id, reason)`` when a
-mirror cannot be built or a replayed change fails, so that the server process re-opens
-the mirror from its spec.
+and sends :class:`States` after each scheduler pass (each state's JSON already
+encoded) and :class:`Diverged` when a mirror cannot be built or a replayed change
+fails, so that the server process re-opens the mirror from its spec.
 
 One thread reads the pipe and steps the mirrors (no thread switches, no lock
 contention). Robot models are compiled on a loader thread (MuJoCo releases the GIL
@@ -32,14 +31,26 @@ import select
 import signal
 import threading
 from multiprocessing.connection import Connection
-from typing import Any
 
 import mujoco
 
 from posekit.robots import RobotRegistry
-from posekit.sessions.scheduler import Scheduler
+from posekit.sessions.loops.messages import (
+    Close,
+    Diverged,
+    Export,
+    ExportedSpec,
+    FromSolver,
+    Open,
+    Replay,
+    Solved,
+    States,
+    Stop,
+    ToSolver,
+)
+from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.session import Session
-from posekit.sessions.solve_loop import REPLAYABLE
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +69,7 @@ class MirrorHost:
         self.scheduler = Scheduler(name="posekit-solver-process")
         self.scheduler.on_pass = self._publish
         # Sessions waiting for their model: their messages, in arrival order.
-        self._waiting: dict[str, tuple[_ModelKey, list[tuple[Any, ...]]]] = {}
+        self._waiting: dict[str, tuple[_ModelKey, list[ToSolver]]] = {}
         self._loading: set[_ModelKey] = set()
         self._loaded: queue.SimpleQueue[tuple[_ModelKey, mujoco.MjModel | Exception]] = (
             queue.SimpleQueue()
@@ -81,12 +92,12 @@ class MirrorHost:
                 handled = 0
                 while handled < MAX_MESSAGES_PER_PASS and incoming.poll(0):
                     message = self._connection.recv()
-                    if message[0] == "stop":
+                    if isinstance(message, Stop):
                         return
                     try:
                         self.handle(message)
                     except Exception:  # one bad message must not stop every mirror
-                        logger.exception("solver process: could not handle %r", message[0])
+                        logger.exception("solver process: could not handle %r", message)
                     handled += 1
                 delay = self.scheduler.step_due()
                 if handled == MAX_MESSAGES_PER_PASS:
@@ -101,59 +112,51 @@ class MirrorHost:
             for session in self.sessions.values():
                 session.close("solver process stopping")
 
-    def handle(self, message: tuple[Any, ...]) -> None:
-        kind, session_id = message[0], message[1]
-        waiting = self._waiting.get(session_id)
+    def handle(self, message: ToSolver) -> None:
+        if isinstance(message, Stop):
+            return
+        waiting = self._waiting.get(message.session_id)
         if waiting is not None:
             waiting[1].append(message)  # after the open that waits for its model
-        elif kind == "open":
-            self._open(*message[1:])
-        elif kind == "call":
-            self._replay(*message[1:])
-        elif kind == "export":
-            mirror = self.sessions.get(session_id)
+        elif isinstance(message, Open):
+            self._open(message)
+        elif isinstance(message, Replay):
+            self._replay(message)
+        elif isinstance(message, Export):
+            mirror = self.sessions.get(message.session_id)
             spec = mirror.spec().model_dump(mode="json") if mirror is not None else None
-            self._send(("spec", session_id, spec))
-        elif kind == "close":
-            self._close(session_id)
-        else:
-            logger.error("solver process: unknown message %r", kind)
+            self._send(ExportedSpec(message.session_id, spec))
+        elif isinstance(message, Close):
+            self._close(message.session_id)
 
     # -------------------------------------------------------------- mirrors
-    def _open(
-        self,
-        session_id: str,
-        epoch: int,
-        robot: str,
-        entry: str,
-        spec: Any,
-        counters: dict[str, Any],
-    ) -> None:
+    def _open(self, message: Open) -> None:
+        session_id = message.session_id
         self._close(session_id)
-        key = (robot, entry)
+        key = (message.robot, message.entry)
         try:
-            loaded = self._registry.is_loaded(robot, entry)
+            loaded = self._registry.is_loaded(*key)
         except Exception as exc:  # e.g. a robot this registry does not know
-            self._send(("diverged", session_id, f"open failed: {exc}"))
+            self._send(Diverged(session_id, f"open failed: {exc}"))
             return
         if not loaded:
-            message = ("open", session_id, epoch, robot, entry, spec, counters)
             self._waiting[session_id] = (key, [message])
             if key not in self._loading:
                 self._loading.add(key)
                 threading.Thread(target=self._load, args=(key,), daemon=True).start()
             return
         try:
-            model = self._registry.model(robot, entry)
-            mirror = Session(session_id, spec, model, entry)
+            model = self._registry.model(*key)
+            mirror = Session(
+                session_id, message.spec, model, message.entry, scheduler=self.scheduler
+            )
         except Exception as exc:
             logger.exception("solver process: could not open session %s", session_id)
-            self._send(("diverged", session_id, f"open failed: {exc}"))
+            self._send(Diverged(session_id, f"open failed: {exc}"))
             return
-        mirror._continue_from(counters)
-        mirror._scheduler = self.scheduler
+        mirror.continue_from(message.counters)
         self.sessions[session_id] = mirror
-        self._epochs[session_id] = epoch
+        self._epochs[session_id] = message.epoch
         self.scheduler.attach(mirror)
 
     def _close(self, session_id: str) -> None:
@@ -162,20 +165,17 @@ class MirrorHost:
         if mirror is not None:
             mirror.close()
 
-    def _replay(self, session_id: str, revision: int, method: str, args: tuple[Any, ...]) -> None:
-        mirror = self.sessions.get(session_id)
+    def _replay(self, message: Replay) -> None:
+        mirror = self.sessions.get(message.session_id)
         if mirror is None:
             return  # not opened yet (its open carries this change) or its open failed
         try:
-            if method not in REPLAYABLE:
-                raise ValueError(f"{method!r} is not a replayable change")
-            with mirror._lock:
-                getattr(mirror, method)(*args)
-                mirror._revision = revision
+            mirror.replay(message.change, message.revision)
         except Exception as exc:
-            logger.exception("solver process: replaying %s on %s failed", method, session_id)
-            self._close(session_id)
-            self._send(("diverged", session_id, f"{method} failed: {exc}"))
+            name = type(message.change).__name__
+            logger.exception("solver process: %s on %s failed", name, message.session_id)
+            self._close(message.session_id)
+            self._send(Diverged(message.session_id, f"{name} failed: {exc}"))
 
     # --------------------------------------------------------------- models
     def _load(self, key: _ModelKey) -> None:
@@ -197,24 +197,25 @@ class MirrorHost:
             for session_id in ready:
                 _, messages = self._waiting.pop(session_id)
                 if isinstance(result, Exception):
-                    self._send(("diverged", session_id, f"open failed: {result}"))
+                    self._send(Diverged(session_id, f"open failed: {result}"))
                     continue
                 for message in messages:
                     self.handle(message)
 
     # ---------------------------------------------------------------- output
-    def _publish(self, stepped: list[Session]) -> None:
+    def _publish(self, stepped: list[LoopSession]) -> None:
         states = []
-        for session in stepped:
-            epoch = self._epochs.get(session.id)
-            if epoch is not None and not session.closed:
-                state = session.state
+        for stepped_session in stepped:
+            session_id = stepped_session.id
+            mirror, epoch = self.sessions.get(session_id), self._epochs.get(session_id)
+            if mirror is not None and epoch is not None and not mirror.closed:
+                state = mirror.state
                 state.json()
-                states.append((session.id, epoch, state))
+                states.append(Solved(session_id, epoch, state))
         if states:
-            self._send(("states", states))
+            self._send(States(states))
 
-    def _send(self, message: tuple[Any, ...]) -> None:
+    def _send(self, message: FromSolver) -> None:
         try:
             self._connection.send(message)
         except OSError:

@@ -1,19 +1,19 @@
-"""Sessions solved in separate processes, so that solving and serving use separate cores.
+"""LoopSessions solved in separate processes, so that solving and serving use separate cores.
 
 A single Python process serves websockets and solves IK under one GIL: on a 2-core
 machine it saturates one core while the other idles. :class:`SolverProcesses` is a
-:class:`~posekit.sessions.solve_loop.SolveLoop` that keeps each session's solving in
-one of N solver processes (:mod:`posekit.sessions.solver_worker`):
+:class:`~posekit.sessions.loops.solve_loop.SolveLoop` that keeps each session's solving
+in one of N solver processes (:mod:`posekit.sessions.loops.solver_worker`):
 
-- the server process keeps the authoritative :class:`Session` (specs, validation,
-  names, subscribers); each accepted change is sent as a replayable call, in order
-  (calls and opens are sent under the session's lock);
+- the server process keeps the authoritative :class:`LoopSession` (specs, validation,
+  names, subscribers); each accepted change is sent as a typed change value, in order
+  (changes and opens are sent under the session's lock);
 - the solver process holds a *mirror* of the session, built from its portable spec
-  with the same robot registry, replays the calls and steps it with its own
+  with the same robot registry, applies the changes and steps it with its own
   :class:`Scheduler`;
 - the solved states come back in one message per pass, tagged with the mirror's epoch
   (states of a replaced mirror are dropped), and are published by
-  :meth:`Session._adopt` (their JSON already encoded by the solver process).
+  :meth:`Session.adopt` (their JSON already encoded by the solver process).
 
 A solver process that dies is restarted (backing off when it keeps dying) and its
 sessions re-opened from their specs; a mirror that fails (a bug: every change was
@@ -34,17 +34,27 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 from posekit.robots import RobotRegistry
-from posekit.sessions import solver_worker
+from posekit.sessions.changes import Change
+from posekit.sessions.loops import solver_worker
+from posekit.sessions.loops.messages import (
+    Close,
+    Diverged,
+    Export,
+    ExportedSpec,
+    FromSolver,
+    Open,
+    Replay,
+    States,
+    Stop,
+    ToSolver,
+)
+from posekit.sessions.loops.solve_loop import LoopSession, StreamCounters
+from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.subscription import SignalBatch
-
-if TYPE_CHECKING:
-    from multiprocessing.process import BaseProcess
-
-    from posekit.sessions.session import Session
-    from posekit.sessions.solve_loop import Call
 
 logger = logging.getLogger(__name__)
 _CONTEXT = multiprocessing.get_context("spawn")  # forking a threaded server is unsafe
@@ -70,7 +80,8 @@ class SolverProcesses:
         self._links: list[_SolverLink] = []
         self._link_of: dict[str, _SolverLink] = {}
         self._lock = threading.Lock()
-        self._epoch_counter = itertools.count(1)  # mirror epochs, unique across links
+        self.epochs = itertools.count(1)
+        """Mirror epochs, unique across the solver processes."""
         self.on_step: Callable[[float], None] | None = None
 
     # --------------------------------------------------------------- control
@@ -107,14 +118,14 @@ class SolverProcesses:
         """Process ids of the solver processes (diagnostics and tests)."""
         return [link.pid for link in self._links]
 
-    def mirror_spec(self, session: Session, timeout: float = 10.0) -> dict[str, Any] | None:
+    def mirror_spec(self, session: LoopSession, timeout: float = 10.0) -> dict[str, Any] | None:
         """The portable spec (JSON) of the session's mirror, as its solver process sees
         it (None when it has no mirror); for diagnostics and tests."""
         link = self._link_of.get(session.id)
         return link.export(session.id, timeout) if link is not None else None
 
     # ------------------------------------------------------------- SolveLoop
-    def attach(self, session: Session) -> None:
+    def attach(self, session: LoopSession) -> None:
         with self._lock:
             if not self._links:
                 raise RuntimeError("the solver processes are not running; call start() first")
@@ -125,19 +136,18 @@ class SolverProcesses:
             self._link_of[session.id] = link
         link.open(session)
 
-    def changed(self, session: Session, call: Call) -> None:
+    def changed(self, session: LoopSession, change: Change) -> None:
         link = self._link_of.get(session.id)
         if link is not None:
-            method, args = call
-            link.send(("call", session.id, session.revision, method, args))
+            link.send(Replay(session.id, session.revision, change))
 
-    def remove(self, session: Session) -> None:
+    def remove(self, session: LoopSession) -> None:
         with self._lock:
             link = self._link_of.pop(session.id, None)
             if link is not None:
                 link.forget(session.id)
         if link is not None:
-            link.send(("close", session.id))
+            link.send(Close(session.id))
 
 
 class _SolverLink:
@@ -146,7 +156,7 @@ class _SolverLink:
     def __init__(self, owner: SolverProcesses, index: int) -> None:
         self._owner = owner
         self._name = f"posekit-solver-{index}"
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, LoopSession] = {}
         self.steps = 0
         self.restarts = 0
         self.failures = 0  # mirrors that failed (and were re-opened or given up)
@@ -174,7 +184,7 @@ class _SolverLink:
     def stop(self, timeout: float) -> None:
         with self._life_lock:
             self._stopping = True
-        self.send(("stop",))
+        self.send(Stop())
         process = self._process
         if process is not None:
             process.join(timeout)
@@ -208,24 +218,16 @@ class _SolverLink:
         return True
 
     # --------------------------------------------------------------- sending
-    def open(self, session: Session) -> None:
+    def open(self, session: LoopSession) -> None:
         """(Re)build the session's mirror from its spec; the session lock orders it
         before the session's later changes."""
-        with session._lock:
-            if session.closed:  # removed meanwhile (e.g. during a restart): no mirror
-                return
-            epoch = next(self._owner._epoch_counter)
+
+        def send(spec: SessionSpec, counters: StreamCounters) -> None:
+            epoch = next(self._owner.epochs)
             self._epochs[session.id] = epoch
-            message = (
-                "open",
-                session.id,
-                epoch,
-                session.robot,
-                session.entry,
-                session.spec(),
-                session._mirror_counters(),
-            )
-            self.send(message)
+            self.send(Open(session.id, epoch, session.robot, session.entry, spec, counters))
+
+        session.open_mirror(send)  # nothing when it was removed meanwhile (no mirror)
 
     def forget(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
@@ -235,10 +237,10 @@ class _SolverLink:
     def export(self, session_id: str, timeout: float) -> dict[str, Any] | None:
         future: Future[dict[str, Any] | None] = Future()
         self._exports[session_id] = future
-        self.send(("export", session_id))
+        self.send(Export(session_id))
         return future.result(timeout)
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: ToSolver) -> None:
         with self._send_lock:
             if self._connection is None:
                 return
@@ -270,41 +272,38 @@ class _SolverLink:
             try:
                 self._handle(message)
             except Exception:
-                logger.exception("%s: could not handle %r", self._name, message[0])
+                logger.exception("%s: could not handle %r", self._name, type(message).__name__)
 
-    def _handle(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind == "states":
+    def _handle(self, message: FromSolver) -> None:
+        if isinstance(message, States):
             batch = SignalBatch()
-            for session_id, epoch, state in message[1]:
-                session = self.sessions.get(session_id)
-                if session is None or self._epochs.get(session_id) != epoch:
+            for solved in message.states:
+                session = self.sessions.get(solved.session_id)
+                if session is None or self._epochs.get(solved.session_id) != solved.epoch:
                     continue  # a closed session, or a mirror replaced since
-                session._adopt(state, batch)
-                self._reopens.pop(session_id, None)
+                session.adopt(solved.state, batch)
+                self._reopens.pop(solved.session_id, None)
                 self.steps += 1
                 if self._owner.on_step is not None:
-                    self._owner.on_step(state.solve_us)
+                    self._owner.on_step(solved.state.solve_us)
             batch.flush()
-        elif kind == "diverged":
-            _, session_id, reason = message
-            session = self.sessions.get(session_id)
-            if session is not None:
+        elif isinstance(message, Diverged):
+            failed = self.sessions.get(message.session_id)
+            if failed is not None:
                 self.failures += 1
-                self._in_background(self._recover, session, reason)
-        elif kind == "spec":
-            _, session_id, spec = message
-            future = self._exports.pop(session_id, None)
+                self._in_background(self._recover, failed, message.reason)
+        elif isinstance(message, ExportedSpec):
+            future = self._exports.pop(message.session_id, None)
             if future is not None:
-                future.set_result(spec)
+                future.set_result(message.spec)
 
-    def _recover(self, session: Session, reason: str) -> None:
+    def _recover(self, session: LoopSession, reason: str) -> None:
         """Re-open a failed mirror, or give the session up after ``MAX_REOPENS``."""
         reopens = self._reopens[session.id] = self._reopens.get(session.id, 0) + 1
         if reopens > MAX_REOPENS:
             logger.error("%s: session %s cannot be mirrored (%s)", self._name, session.id, reason)
             self._owner.remove(session)
-            session._fail(f"the solver process cannot solve this session: {reason}")
+            session.fail(f"the solver process cannot solve this session: {reason}")
             return
         logger.error(
             "%s: mirror of session %s failed (%s); re-opening it", self._name, session.id, reason
@@ -334,7 +333,11 @@ class _SolverLink:
         )
         self.restarts += 1
         sessions = list(self.sessions.values())
-        self._in_background(lambda: [self.open(session) for session in sessions])
+        self._in_background(self._reopen_all, sessions)
+
+    def _reopen_all(self, sessions: list[LoopSession]) -> None:
+        for session in sessions:
+            self.open(session)
 
     def _in_background(self, work: Callable[..., Any], *args: Any) -> None:
         """Run ``work`` on its own thread: it takes session locks and sends, which the

@@ -8,7 +8,7 @@ it (off the event loop) and puts it back one period later unless it parked
 the heap order keeps sessions round-robin, and interaction stays responsive because
 a change never waits behind the cadence backlog.
 
-A solver process (:mod:`posekit.sessions.solver_worker`) drives the same scheduler from
+A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
@@ -22,16 +22,15 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from posekit.sessions.changes import Change
+from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.subscription import SignalBatch
-
-if TYPE_CHECKING:
-    from posekit.sessions.session import Session
-    from posekit.sessions.solve_loop import Call
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +41,22 @@ MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait f
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
-_Entry = tuple[float, int, int, "Session"]  # (due, tie-breaker, token, session)
+_Entry = tuple[float, int, int, LoopSession]  # (due, tie-breaker, token, session)
+
+
+@dataclass
+class _Slot:
+    """The scheduler's bookkeeping of one session (guarded by the condition)."""
+
+    token: int = 0  # the valid heap entry's token; older entries are stale
+    due: float | None = None  # when its valid entry is due; None: none (in flight, parked)
+    urgent: bool = False  # whether that entry is a change (not a cadence step)
+    last_step: float = -math.inf  # [s, monotonic] when it was last stepped
 
 
 class Scheduler:
     """The solve-loop thread shared by all sessions of a :class:`SessionManager`
-    (a :class:`~posekit.sessions.solve_loop.SolveLoop`)."""
+    (a :class:`~posekit.sessions.loops.solve_loop.SolveLoop`)."""
 
     def __init__(self, name: str = "posekit-solver") -> None:
         self._name = name
@@ -55,13 +64,14 @@ class Scheduler:
         self._changes: list[_Entry] = []
         self._cadence: list[_Entry] = []
         self._counter = itertools.count()
+        self._slots: dict[LoopSession, _Slot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
         self._last_pass = 0.0
         self.steps = 0
         self.on_step: Callable[[float], None] | None = None
         """Called with each step's solve time [µs] (metrics), on the solver thread."""
-        self.on_pass: Callable[[list[Session]], None] | None = None
+        self.on_pass: Callable[[list[LoopSession]], None] | None = None
         """Called after each pass with the sessions it stepped, on the solver thread."""
 
     # --------------------------------------------------------------- control
@@ -88,57 +98,66 @@ class Scheduler:
         return self._running
 
     # ------------------------------------------------------------ scheduling
-    def attach(self, session: Session) -> None:
+    def attach(self, session: LoopSession) -> None:
         """Start stepping a new session."""
         self.wake(session)
 
-    def changed(self, session: Session, call: Call) -> None:
+    def changed(self, session: LoopSession, change: Change) -> None:
         """The session accepted a change: step it soon (the change itself is applied)."""
         self.wake(session)
 
-    def wake(self, session: Session) -> None:
+    def wake(self, session: LoopSession) -> None:
         """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change)."""
-        at = max(time.monotonic(), session._last_step + WAKE_SPACING * session.period)
         with self._cond:
-            due = session._sched_due
-            if due is not None:
-                if session._sched_urgent and due <= at:
+            slot = self._slots.get(session)
+            if slot is None:
+                if session.closed:
                     return
-                at = min(at, due)
-            self._push(session, at, urgent=True)
+                slot = self._slots[session] = _Slot()
+            at = max(time.monotonic(), slot.last_step + WAKE_SPACING * session.period)
+            if slot.due is not None:
+                if slot.urgent and slot.due <= at:
+                    return
+                at = min(at, slot.due)
+            self._push(session, slot, at, urgent=True)
 
-    def _schedule_next(self, session: Session, at: float) -> None:
+    def _schedule_next(self, session: LoopSession, at: float) -> None:
         """The next cadence step, unless a change already rescheduled the session."""
         with self._cond:
-            if session._sched_due is None:
-                self._push(session, at, urgent=False)
+            slot = self._slots.get(session)
+            if slot is not None and slot.due is None:
+                self._push(session, slot, at, urgent=False)
 
-    def _push(self, session: Session, at: float, urgent: bool) -> None:
+    def _push(self, session: LoopSession, slot: _Slot, at: float, urgent: bool) -> None:
         """Make ``(at, urgent)`` the session's only valid entry (condition held)."""
         if session.closed:
+            self._slots.pop(session, None)
             return
         heads = [h[0][0] for h in (self._changes, self._cadence) if h]
-        session._sched_token += 1
-        session._sched_due = at
-        session._sched_urgent = urgent
-        entry = (at, next(self._counter), session._sched_token, session)
+        slot.token += 1
+        slot.due = at
+        slot.urgent = urgent
+        entry = (at, next(self._counter), slot.token, session)
         heapq.heappush(self._changes if urgent else self._cadence, entry)
         if not heads or at < min(heads):
             self._cond.notify()
 
-    def remove(self, session: Session) -> None:
+    def remove(self, session: LoopSession) -> None:
         """Never step ``session`` again (it was deleted)."""
         with self._cond:
-            session._sched_token += 1
-            session._sched_due = None
+            self._slots.pop(session, None)
 
     # ------------------------------------------------------------------ loop
-    @staticmethod
-    def _prune(heap: list[_Entry]) -> None:
-        while heap and heap[0][2] != heap[0][3]._sched_token:
+    def _valid(self, entry: _Entry) -> _Slot | None:
+        """The session's slot if ``entry`` is its valid entry (condition held)."""
+        slot = self._slots.get(entry[3])
+        return slot if slot is not None and slot.token == entry[2] else None
+
+    def _prune(self, heap: list[_Entry]) -> None:
+        while heap and self._valid(heap[0]) is None:
             heapq.heappop(heap)  # stale: the session was rescheduled or removed
 
-    def _take_due(self) -> tuple[list[tuple[float, Session]], float | None]:
+    def _take_due(self) -> tuple[list[tuple[float, LoopSession]], float | None]:
         """Sessions due now (changes first) and 0, or none and the seconds until one is
         due (None: nothing is scheduled). Condition held."""
         self._prune(self._changes)
@@ -150,13 +169,14 @@ class Scheduler:
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
-        due: list[tuple[float, Session]] = []
+        due: list[tuple[float, LoopSession]] = []
         for heap in (self._changes, self._cadence):
             while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
-                at, _, token, session = heapq.heappop(heap)
-                if token == session._sched_token:
-                    session._sched_due = None  # in flight
-                    due.append((at, session))
+                entry = heapq.heappop(heap)
+                slot = self._valid(entry)
+                if slot is not None:
+                    slot.due = None  # in flight
+                    due.append((entry[0], entry[3]))
         return due, 0.0
 
     def step_due(self) -> float | None:
@@ -183,16 +203,22 @@ class Scheduler:
                     return
             self._run_pass(due, batch)
 
-    def _run_pass(self, due: list[tuple[float, Session]], batch: SignalBatch) -> None:
+    def _run_pass(self, due: list[tuple[float, LoopSession]], batch: SignalBatch) -> None:
         for at, session in due:
+            solve_us = 0.0
             try:
-                keep_going = session._step(batch)
+                state = session.step(batch)
+                keep_going, solve_us = state.status == "running", state.solve_us
             except Exception:  # a bug in one session must not stop the others
                 logger.exception("session %s: step crashed", session.id)
                 keep_going = False
+            with self._cond:
+                slot = self._slots.get(session)
+                if slot is not None:
+                    slot.last_step = time.monotonic()
             self.steps += 1
             if self.on_step is not None:
-                self.on_step(session.state.solve_us)
+                self.on_step(solve_us)
             if keep_going:
                 self._schedule_next(session, max(at + session.period, time.monotonic()))
         batch.flush()

@@ -1,0 +1,181 @@
+"""Task targets: one loose :class:`Target` model, and the target shapes that check,
+complete and normalise it.
+
+Shapes (positions in [m], in the world unless the kind says otherwise):
+
+=============  ===========================================================
+pose           ``{position, wxyz}``; either may be sent alone, the other is kept
+point          ``{position}``
+direction      ``{direction}``, normalised
+posture        ``{q}`` (size nq) or ``{keyframe}`` (stored as its q)
+=============  ===========================================================
+
+A *canonical* target is complete and normalised: a pose has both fields and a unit
+quaternion, a direction is a unit vector, a posture is ``q`` of size nq.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal
+
+import mujoco
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from posekit.ik.exceptions import InvalidTarget, TargetNotSet
+from posekit.ik.keyframes import keyframe_q
+from posekit.ik.lie import SE3
+from posekit.sessions.errors import InvalidRequest
+from posekit.sessions.types import MujocoName, Quaternion, Vec3, Vector
+
+GizmoShape = Literal["pose", "point", "direction"]
+
+
+class Target(BaseModel):
+    """A task target; which fields apply depends on the task's kind (module docstring)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"position": [0.45, 0.0, 0.35], "wxyz": [0.0, 1.0, 0.0, 0.0]},
+                {"position": [0.6, 0.2, 0.3]},
+                {"direction": [0.0, 0.0, -1.0]},
+                {"keyframe": "home"},
+            ]
+        },
+    )
+
+    position: Vec3 | None = Field(None, description="Point or pose position [m].")
+    wxyz: Quaternion | None = Field(None, description="Pose orientation (w, x, y, z).")
+    direction: Vec3 | None = Field(None, description="Direction (normalised on use).")
+    q: Vector | None = Field(None, description="Posture: a configuration of size nq.")
+    keyframe: MujocoName | None = Field(None, description="Posture: a keyframe name.")
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Serialise only the fields that are set (a pose is ``{position, wxyz}``)."""
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    def given(self) -> list[str]:
+        """Names of the fields that are set."""
+        return [
+            k
+            for k in ("position", "wxyz", "direction", "q", "keyframe")
+            if getattr(self, k) is not None
+        ]
+
+
+def unit(values: list[float], what: str) -> list[float]:
+    """``values / ‖values‖``; :class:`InvalidTarget` when the norm is below 1e-9."""
+    norm = math.sqrt(sum(v * v for v in values))
+    if norm < 1e-9:
+        raise InvalidTarget(f"{what} must be non-zero, got {values}")
+    return [v / norm for v in values]
+
+
+class TargetShape(ABC):
+    """What a kind's target looks like, and how an update completes it."""
+
+    fields: ClassVar[tuple[str, ...]]
+    combine: ClassVar[str] = " or "  # how the fields are listed in errors
+    gizmo: ClassVar[GizmoShape | None] = None
+
+    def check(self, update: Target, where: str) -> None:
+        """Raise :class:`InvalidRequest` unless ``update`` sets only (and some of) our fields."""
+        given = update.given()
+        wrong = [f for f in given if f not in self.fields]
+        if wrong or not given:
+            what = f"fields {wrong}" if wrong else "no field"
+            raise InvalidRequest(
+                f"target of {where} has {what}; it takes {self.combine.join(self.fields)}"
+            )
+
+    def merge(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target:
+        """The canonical target after applying ``update`` to ``current``."""
+        self.check(update, where)
+        return self._complete(current, update, model, where)
+
+    @abstractmethod
+    def _complete(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target: ...
+
+
+class PoseShape(TargetShape):
+    fields = ("position", "wxyz")
+    combine = " and/or "
+    gizmo: ClassVar[GizmoShape | None] = "pose"
+
+    def _complete(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target:
+        position = update.position or (current.position if current else None)
+        wxyz = update.wxyz or (current.wxyz if current else None)
+        if position is None or wxyz is None:
+            raise InvalidRequest(f"target of {where} needs both position and wxyz")
+        # Values are validated already (finite, right sizes): build without re-validating.
+        return Target.model_construct(position=list(position), wxyz=unit(list(wxyz), "wxyz"))
+
+
+class PointShape(TargetShape):
+    fields = ("position",)
+    gizmo: ClassVar[GizmoShape | None] = "point"
+
+    def _complete(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target:
+        return Target.model_construct(position=list(update.position or []))
+
+
+class DirectionShape(TargetShape):
+    fields = ("direction",)
+    gizmo: ClassVar[GizmoShape | None] = "direction"
+
+    def _complete(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target:
+        return Target.model_construct(direction=unit(list(update.direction or []), "direction"))
+
+
+class PostureShape(TargetShape):
+    fields = ("q", "keyframe")
+
+    def check(self, update: Target, where: str) -> None:
+        super().check(update, where)
+        if len(update.given()) != 1:
+            raise InvalidRequest(f"target of {where} takes q or keyframe, not both")
+
+    def _complete(
+        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
+    ) -> Target:
+        if update.keyframe is not None:
+            return Target.model_construct(q=keyframe_q(model, update.keyframe).tolist())
+        q = list(update.q or [])
+        if len(q) != model.nq:
+            raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
+        return Target.model_construct(q=q)
+
+
+def pose_target(pose: SE3 | None) -> Target:
+    """A pose target from an engine pose (:class:`TargetNotSet` when there is none)."""
+    if pose is None:
+        raise TargetNotSet("the task")
+    values = pose.wxyz_xyz.tolist()
+    return Target.model_construct(position=values[4:], wxyz=values[:4])
+
+
+def target_pose(target: Target) -> SE3:
+    """The engine pose of a canonical pose target."""
+    return SE3(np.array([*(target.wxyz or ()), *(target.position or ())]))
+
+
+def vector(values: np.ndarray | None) -> list[float]:
+    """An engine target vector as a list (:class:`TargetNotSet` when there is none)."""
+    if values is None:
+        raise TargetNotSet("the task")
+    return [float(v) for v in values]

@@ -1,0 +1,75 @@
+"""What a session needs from the loop that steps it, and what a loop needs of a session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from posekit.sessions.changes import Change
+from posekit.sessions.session_spec import SessionSpec
+from posekit.sessions.state import SessionState
+from posekit.sessions.subscription import SignalBatch
+
+
+@dataclass(frozen=True)
+class StreamCounters:
+    """What a mirror needs besides the spec to continue a session's stream."""
+
+    revision: int
+    seq: int
+    ref: Any
+
+
+class LoopSession(Protocol):
+    """The public interface of a session that solve loops use."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def robot(self) -> str: ...
+    @property
+    def entry(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def period(self) -> float: ...
+    @property
+    def revision(self) -> int: ...
+
+    def step(self, batch: SignalBatch | None = None) -> SessionState:
+        """Solve one step now and publish its state."""
+
+    def adopt(self, state: SessionState, batch: SignalBatch) -> None:
+        """Publish a state solved elsewhere (by a mirror of this session)."""
+
+    def fail(self, message: str) -> None:
+        """Publish a ``failed`` state: the session can no longer be solved."""
+
+    def open_mirror(self, send: Callable[[SessionSpec, StreamCounters], None]) -> bool:
+        """Call ``send`` with the spec and counters under the session's lock (so that
+        later changes are ordered after it); False, without calling it, when closed."""
+
+
+class SolveLoop(Protocol):
+    """Steps live sessions at their rates, off the event loop."""
+
+    on_step: Callable[[float], None] | None
+    """Called with each step's solve time [µs] (metrics)."""
+
+    @property
+    def steps(self) -> int:
+        """Steps taken since start."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
+
+    def attach(self, session: LoopSession) -> None:
+        """Start stepping a new session."""
+
+    def changed(self, session: LoopSession, change: Change) -> None:
+        """The session accepted ``change`` (its lock held); step it soon."""
+
+    def remove(self, session: LoopSession) -> None:
+        """Never step the session again (it was closed)."""

@@ -1,0 +1,296 @@
+"""The task stack of a session: named tasks and limits, each a spec and its engine object.
+
+Every change is validated completely before anything is replaced: new specs and engine
+objects are built first and swapped in only when all of it succeeded (validate, then
+swap), so a rejected change leaves the stack exactly as it was. Names are unique per
+stack; a task without a name gets its kind's default name, made unique with ``_2``,
+``_3``, …; a limit without one gets its type.
+
+The stack is not thread-safe: :class:`~posekit.sessions.session.Session` holds its lock
+around every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import mujoco
+
+from posekit.ik.configuration import Configuration
+from posekit.ik.limits import Limit
+from posekit.ik.tasks import BaseTask, KineticEnergyRegularizationTask, Task
+from posekit.sessions.errors import (
+    InvalidRequest,
+    LimitNotFound,
+    NameConflict,
+    TaskLimitReached,
+    TaskNotFound,
+)
+from posekit.sessions.kinds import (
+    LimitPatch,
+    LimitSpecBase,
+    Target,
+    TaskPatch,
+    TaskSpecBase,
+    limit_kind,
+    task_kind,
+)
+from posekit.sessions.step import Plan
+
+MAX_NAME = 60  # a derived base name is cut here, leaving room for "_<n>"
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """A task: its spec (with its name and canonical target) and its engine task."""
+
+    spec: TaskSpecBase
+    task: BaseTask
+
+
+@dataclass(frozen=True)
+class LimitEntry:
+    """A limit: its spec (with its name) and its engine limit."""
+
+    spec: LimitSpecBase
+    limit: Limit
+
+
+def free_name(base: str, taken: Mapping[str, object]) -> str:
+    """``base`` (cut to 60 characters), or ``base_2``, ``base_3``, … if it is taken."""
+    base = base[:MAX_NAME]
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
+class TaskStack:
+    """Named tasks and limits of one model.
+
+    Args:
+        model: The robot model (read only).
+        dt: The step duration [s] (kinetic-energy tasks need it).
+        max_tasks: At most this many tasks (:class:`TaskLimitReached` beyond); None: no limit.
+    """
+
+    def __init__(self, model: mujoco.MjModel, dt: float, max_tasks: int | None = None) -> None:
+        self.model = model
+        self.max_tasks = max_tasks
+        self._dt = dt
+        self._tasks: dict[str, TaskEntry] = {}
+        self._limits: dict[str, LimitEntry] = {}
+        self._plan: Plan | None = None
+
+    @classmethod
+    def from_specs(
+        cls,
+        model: mujoco.MjModel,
+        tasks: list[TaskSpecBase],
+        limits: list[LimitSpecBase],
+        configuration: Configuration,
+        dt: float,
+        max_tasks: int | None = None,
+    ) -> TaskStack:
+        """A stack holding ``tasks`` and ``limits`` (two with the same name: :class:`NameConflict`)."""
+        if max_tasks is not None and len(tasks) > max_tasks:
+            raise TaskLimitReached(len(tasks), max_tasks)
+        stack = cls(model, dt, max_tasks)
+        for task_spec in tasks:
+            default = task_kind(task_spec).default_name(task_spec)
+            name = stack._spec_name(task_spec.name, default, stack._tasks)
+            stack._tasks[name] = stack._build_task(task_spec, name, configuration)
+        for limit_spec in limits:
+            name = stack._spec_name(limit_spec.name, limit_spec.type, stack._limits)
+            stack._limits[name] = stack._build_limit(limit_spec, name)
+        return stack
+
+    # ------------------------------------------------------------- reading
+    def task_specs(self) -> list[TaskSpecBase]:
+        """Task specs in stack order, with their current targets."""
+        return [entry.spec for entry in self._tasks.values()]
+
+    def limit_specs(self) -> list[LimitSpecBase]:
+        return [entry.spec for entry in self._limits.values()]
+
+    def task(self, name: str) -> TaskEntry:
+        entry = self._tasks.get(name)
+        if entry is None:
+            raise TaskNotFound(name, self._tasks)
+        return entry
+
+    def limit(self, name: str) -> LimitEntry:
+        entry = self._limits.get(name)
+        if entry is None:
+            raise LimitNotFound(name, self._limits)
+        return entry
+
+    def tasks(self) -> list[TaskEntry]:
+        return list(self._tasks.values())
+
+    def plan(self) -> Plan:
+        """The enabled engine objects by role; rebuilt only after a structural change."""
+        if self._plan is None:
+            objectives: list[BaseTask] = []
+            constraints: list[Task] = []
+            error_tasks: list[tuple[str, Task]] = []
+            silent: list[str] = []
+            for name, entry in self._tasks.items():
+                if not entry.spec.enabled:
+                    silent.append(name)
+                    continue
+                if entry.spec.role == "constraint" and isinstance(entry.task, Task):
+                    constraints.append(entry.task)
+                else:
+                    objectives.append(entry.task)
+                if isinstance(entry.task, Task):
+                    error_tasks.append((name, entry.task))
+                else:
+                    silent.append(name)
+            limits = [e.limit for e in self._limits.values() if e.spec.enabled]
+            self._plan = Plan(objectives, constraints, limits, error_tasks, silent)
+        return self._plan
+
+    # --------------------------------------------------------------- tasks
+    def add_task(self, spec: TaskSpecBase, configuration: Configuration) -> TaskSpecBase:
+        """Add a task (its target defaults to its value at ``configuration``)."""
+        name = spec.name or free_name(task_kind(spec).default_name(spec), self._tasks)
+        if name in self._tasks:
+            raise NameConflict(f"a task named {name!r} already exists in this session")
+        if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
+            raise TaskLimitReached(len(self._tasks) + 1, self.max_tasks)
+        entry = self._build_task(spec, name, configuration)
+        self._tasks[name] = entry
+        self._plan = None
+        return entry.spec
+
+    def patch_task(self, name: str, patch: TaskPatch) -> TaskSpecBase:
+        """Change costs, gain, lm_damping, axis, target, enabled or role of a task."""
+        entry = self.task(name)
+        spec = entry.spec
+        kind = task_kind(spec)
+        updates = patch.param_updates()
+        params_fields = set(type(spec.params).model_fields)
+        wrong = sorted(set(updates) - params_fields)
+        if wrong:
+            patchable = sorted(
+                params_fields & set(TaskPatch.model_fields) | {"target", "enabled", "role"}
+            )
+            raise InvalidRequest(
+                f"task {name!r} (type {spec.type!r}) has no {', '.join(wrong)}; "
+                f"it accepts {', '.join(patchable)}"
+            )
+        fields = spec.model_dump(exclude={"target"})
+        fields["params"].update(updates)
+        if patch.enabled is not None:
+            fields["enabled"] = patch.enabled
+        if patch.role is not None:
+            fields["role"] = patch.role
+        new_spec = type(spec).model_validate(fields)
+        target = spec.target
+        if patch.target is not None:
+            target = self._merge_target(spec, name, patch.target)
+        task = kind.build(new_spec, self.model, self._dt) if updates else entry.task
+        if target is not None and (updates or patch.target is not None):
+            kind.apply_target(task, target)  # the engine validates before assigning
+        new_spec = new_spec.model_copy(update={"target": target})
+        self._tasks[name] = TaskEntry(new_spec, task)
+        self._plan = None
+        return new_spec
+
+    def set_target(self, name: str, target: Target) -> Target:
+        """Move a task's target (the hot path of dragging); returns the canonical target."""
+        entry = self.task(name)
+        merged = self._merge_target(entry.spec, name, target)
+        task_kind(entry.spec).apply_target(entry.task, merged)
+        self._tasks[name] = replace(entry, spec=entry.spec.model_copy(update={"target": merged}))
+        return merged
+
+    def remove_task(self, name: str) -> None:
+        self.task(name)
+        del self._tasks[name]
+        self._plan = None
+
+    def set_dt(self, dt: float) -> None:
+        """Take a new step duration [s] (kinetic-energy tasks scale with it)."""
+        self._dt = dt
+        for entry in self._tasks.values():
+            if isinstance(entry.task, KineticEnergyRegularizationTask):
+                entry.task.set_dt(dt)
+
+    # -------------------------------------------------------------- limits
+    def add_limit(self, spec: LimitSpecBase) -> LimitSpecBase:
+        """Add a limit (named after its type when no name is given)."""
+        name = spec.name or free_name(spec.type, self._limits)
+        if name in self._limits:
+            raise NameConflict(f"a limit named {name!r} already exists in this session")
+        entry = self._build_limit(spec, name)
+        self._limits[name] = entry
+        self._plan = None
+        return entry.spec
+
+    def patch_limit(self, name: str, patch: LimitPatch) -> LimitSpecBase:
+        """Enable/disable a limit or replace some of its params."""
+        entry = self.limit(name)
+        updates = patch.param_updates()
+        params_fields = type(entry.spec.params).model_fields
+        wrong = sorted(set(updates) - set(params_fields))
+        if wrong:
+            raise InvalidRequest(
+                f"limit {name!r} (type {entry.spec.type!r}) has no {', '.join(wrong)}; "
+                f"it accepts enabled, {', '.join(params_fields)}"
+            )
+        fields = entry.spec.model_dump()
+        fields["params"].update(updates)
+        if patch.enabled is not None:
+            fields["enabled"] = patch.enabled
+        new_spec = type(entry.spec).model_validate(fields)
+        limit = limit_kind(new_spec).build(new_spec, self.model) if updates else entry.limit
+        self._limits[name] = LimitEntry(new_spec, limit)
+        self._plan = None
+        return new_spec
+
+    def remove_limit(self, name: str) -> None:
+        self.limit(name)
+        del self._limits[name]
+        self._plan = None
+
+    # ------------------------------------------------------------- helpers
+    def _merge_target(self, spec: TaskSpecBase, name: str, update: Target) -> Target:
+        """The canonical target of task ``name`` after ``update`` of its current one."""
+        shape = task_kind(spec).target_shape
+        if shape is None:
+            raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
+        return shape.merge(spec.target, update, self.model, f"task {name!r} (type {spec.type!r})")
+
+    def _build_task(
+        self, spec: TaskSpecBase, name: str, configuration: Configuration
+    ) -> TaskEntry:
+        kind = task_kind(spec)
+        task = kind.build(spec, self.model, self._dt)
+        target = None
+        if kind.target_shape is not None:
+            task.set_target_from_configuration(configuration)
+            target = kind.read_target(task)
+            if spec.target is not None:
+                current = spec.model_copy(update={"target": target})
+                target = self._merge_target(current, name, spec.target)
+                kind.apply_target(task, target)
+        elif spec.target is not None:
+            raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
+        return TaskEntry(spec.model_copy(update={"name": name, "target": target}), task)
+
+    def _build_limit(self, spec: LimitSpecBase, name: str) -> LimitEntry:
+        limit = limit_kind(spec).build(spec, self.model)
+        return LimitEntry(spec.model_copy(update={"name": name}), limit)
+
+    @staticmethod
+    def _spec_name(name: str | None, default: str, taken: Mapping[str, object]) -> str:
+        if name is None:
+            return free_name(default, taken)
+        if name in taken:
+            raise NameConflict(f"the spec has two tasks or two limits named {name!r}")
+        return name

@@ -1,0 +1,99 @@
+"""One solve step, pure: a plan and a configuration in, the configuration moved and the
+outcome out (the hot path of every session).
+
+The step solves ``v = solve_ik(...)`` with the plan's objectives, its constraint tasks as
+hard equalities ``J Δq = −α e`` and its limits. When ``max_i |v_i| dt < tolerance`` the
+configuration is a fixed point and does not move (``converged``); otherwise
+``q ← q ⊕ v dt``. A failed solve (infeasible constraints, a non-finite solution or
+configuration) leaves q as it was and reports why: non-finite values never reach q.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from posekit.ik.configuration import Configuration
+from posekit.ik.exceptions import NoSolutionFound, PosekitError
+from posekit.ik.limits import Limit
+from posekit.ik.solve import solve_ik
+from posekit.ik.tasks import BaseTask, Task
+from posekit.sessions.solver_settings import SolverSettings
+from posekit.sessions.state import Status
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The enabled engine objects of a task stack, by role."""
+
+    objectives: list[BaseTask]
+    constraints: list[Task]
+    limits: list[Limit]
+    error_tasks: list[tuple[str, Task]]
+    """Tasks whose error norm is reported, by name."""
+    silent: list[str]
+    """Tasks reported with a None error (disabled, or without an error vector)."""
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``."""
+
+    status: Status
+    error: str | None
+    solve_us: float
+    """Wall time of the solve and the integration [µs]."""
+
+
+def solve_step(
+    plan: Plan, configuration: Configuration, settings: SolverSettings
+) -> StepOutcome:
+    """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
+    dt = settings.step_dt
+    start = time.perf_counter()
+    status: Status = "running"
+    error = None
+    try:
+        velocity = solve_ik(
+            configuration,
+            plan.objectives,
+            dt,
+            settings.solver,
+            damping=settings.damping,
+            limits=plan.limits,
+            constraints=plan.constraints or None,
+        )
+        # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
+        # not finite when any entry is NaN or infinite (max() could skip a NaN).
+        values = velocity.tolist()
+        if not math.isfinite(sum(values)):
+            raise NoSolutionFound(settings.solver, "the solution is not finite")
+        if max(map(abs, values), default=0.0) * dt < settings.tolerance:
+            status = "converged"
+        else:
+            qpos = configuration.data.qpos
+            previous = qpos.copy()
+            configuration.integrate_inplace(velocity, dt)
+            if not math.isfinite(sum(qpos.tolist())):
+                configuration.update(previous)
+                raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
+    except PosekitError as exc:
+        status, error = "failed", str(exc)
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    return StepOutcome(status, error, (time.perf_counter() - start) * 1e6)
+
+
+def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:
+    """Task name → ‖e‖ at ``configuration`` (None when it has no error or cannot be evaluated)."""
+    errors: dict[str, float | None] = dict.fromkeys(plan.silent)
+    for name, task in plan.error_tasks:
+        try:
+            vector = task.compute_error(configuration)
+            errors[name] = math.sqrt(float(vector @ vector))
+        except (PosekitError, ArithmeticError, ValueError):
+            errors[name] = None
+    return errors
