@@ -7,11 +7,10 @@ knows both, and the ``POSEKIT_*`` environment (:mod:`posekit.settings`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
 
 from posekit.api import create_app
@@ -23,8 +22,6 @@ from posekit.sessions.loops.solver_processes import SolverProcesses
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
-
-MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def create_full_app(
@@ -81,18 +78,6 @@ def create_full_app(
     app.state.metrics = metrics
     app.state.settings = settings
     manager.solve_loop.on_step = metrics.observe_step
-
-    @app.middleware("http")
-    async def durable_changes(request: Request, call_next: Any) -> Response:
-        """An acknowledged change to a session is in the store before its 2xx leaves."""
-        response = await call_next(request)
-        if (
-            request.method in MUTATING
-            and request.url.path.startswith("/api/sessions")
-            and response.status_code < 300
-        ):
-            await asyncio.to_thread(manager.flush)
-        return response
 
     if settings.cors_origins:
         app.add_middleware(

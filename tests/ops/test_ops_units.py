@@ -118,9 +118,9 @@ def test_histogram_and_metrics_render_prometheus_text() -> None:
 def test_sqlite_store_round_trip_and_durability(tmp_path: Path) -> None:
     path = tmp_path / "data" / "posekit.sqlite3"
     store = SQLiteStore(path)
-    store.save_session("a", {"robot": "arm7", "q": [0.0] * 7})
-    store.save_session("b", {"robot": "humanoid"})
-    store.save_session("a", {"robot": "arm7", "q": [1.0] * 7})
+    store.save_session("a", {"robot": "arm7", "q": [0.0] * 7}, 1)
+    store.save_session("b", {"robot": "humanoid"}, 1)
+    store.save_session("a", {"robot": "arm7", "q": [1.0] * 7}, 2)
     store.delete_session("b")
     store.delete_session("unknown")
     # Another connection (another process after a crash) sees every acknowledged save.
@@ -130,7 +130,7 @@ def test_sqlite_store_round_trip_and_durability(tmp_path: Path) -> None:
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     other.close()
     store.close()
-    assert list(SQLiteStore(path).load_all()) == [("a", {"robot": "arm7", "q": [1.0] * 7})]
+    assert list(SQLiteStore(path).load_all()) == [("a", {"robot": "arm7", "q": [1.0] * 7}, 2)]
 
 
 def test_rate_meter_reports_the_recent_step_rate() -> None:

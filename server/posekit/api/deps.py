@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request, WebSocket
@@ -25,5 +26,15 @@ def get_session(session_id: str, request: Request) -> Session:
     return manager_of(request).get(session_id)
 
 
+def edit_session(session_id: str, request: Request) -> Iterator[Session]:
+    """FastAPI dependency: the session of the path's ``session_id``, to change; the
+    manager stores it after the route returned and before the response is sent
+    (:meth:`SessionManager.edit`)."""
+    with manager_of(request).edit(session_id) as session:
+        yield session
+
+
 ManagerDep = Annotated[SessionManager, Depends(get_manager)]
 SessionDep = Annotated[Session, Depends(get_session)]
+EditedSessionDep = Annotated[Session, Depends(edit_session, scope="function")]
+"""A session a route changes: its change is stored before the 2xx leaves."""

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Response, status
 
-from posekit.api.deps import ManagerDep, SessionDep
+from posekit.api.deps import EditedSessionDep, ManagerDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
 from posekit.api.schemas import (
     QResponse,
@@ -85,7 +85,7 @@ def export_spec(session: SessionDep) -> SessionSpec:
 
 
 @router.put("/{session_id}/spec", response_model=SessionSpec, summary="Replace the spec")
-def replace_spec(spec: SessionSpec, session: SessionDep) -> SessionSpec:
+def replace_spec(spec: SessionSpec, session: EditedSessionDep) -> SessionSpec:
     """Load a spec of the same robot into this session (q, tasks, limits, solver); the
     session keeps its id and watchers. Validated completely before anything changes."""
     return session.replace_spec(spec)
@@ -98,7 +98,7 @@ def read_state(session: SessionDep) -> StateMessage:
 
 
 @router.put("/{session_id}/q", response_model=QResponse, summary="Set the configuration")
-def set_q(body: SetQ, session: SessionDep) -> QResponse:
+def set_q(body: SetQ, session: EditedSessionDep) -> QResponse:
     """Set q from a vector (size nq) or a keyframe; the solver continues from there."""
     return QResponse(q=session.set_q(q=body.q, keyframe=body.keyframe))
 
@@ -112,6 +112,6 @@ def read_solver(session: SessionDep) -> SolverSettings:
 @router.patch(
     "/{session_id}/solver", response_model=SolverSettings, summary="Change solver settings"
 )
-def patch_solver(patch: SolverPatch, session: SessionDep) -> SolverSettings:
+def patch_solver(patch: SolverPatch, session: EditedSessionDep) -> SolverSettings:
     """Change any of solver, dt, damping, rate_hz, stream_hz, tolerance, paused."""
     return session.set_solver(patch)

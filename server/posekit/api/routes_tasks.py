@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from posekit.api.deps import SessionDep
+from posekit.api.deps import EditedSessionDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
 from posekit.sessions.kinds import LimitPatch, LimitSpec, TaskPatch, TaskSpec
 
@@ -24,7 +24,7 @@ def list_tasks(session: SessionDep) -> list[TaskSpec]:
     tags=["tasks"],
     summary="Add a task",
 )
-def add_task(spec: TaskSpec, session: SessionDep) -> TaskSpec:
+def add_task(spec: TaskSpec, session: EditedSessionDep) -> TaskSpec:
     """Add a task of any engine type (``type``), by frame/joint/equality names, as an
     objective or a hard constraint; without a target it starts at its current value."""
     return session.add_task(spec)
@@ -36,7 +36,7 @@ def read_task(name: str, session: SessionDep) -> TaskSpec:
 
 
 @router.patch("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Change a task")
-def patch_task(name: str, patch: TaskPatch, session: SessionDep) -> TaskSpec:
+def patch_task(name: str, patch: TaskPatch, session: EditedSessionDep) -> TaskSpec:
     """Costs, gain, lm_damping, axis, target, enabled, role; all validated before any
     of them is applied."""
     return session.patch_task(name, patch)
@@ -48,7 +48,7 @@ def patch_task(name: str, patch: TaskPatch, session: SessionDep) -> TaskSpec:
     tags=["tasks"],
     summary="Remove a task",
 )
-def remove_task(name: str, session: SessionDep) -> Response:
+def remove_task(name: str, session: EditedSessionDep) -> Response:
     session.remove_task(name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
@@ -65,7 +65,7 @@ def list_limits(session: SessionDep) -> list[LimitSpec]:
     tags=["limits"],
     summary="Add a limit",
 )
-def add_limit(spec: LimitSpec, session: SessionDep) -> LimitSpec:
+def add_limit(spec: LimitSpec, session: EditedSessionDep) -> LimitSpec:
     """Joint ranges, joint speeds, floating-base speeds or collision avoidance."""
     return session.add_limit(spec)
 
@@ -76,7 +76,7 @@ def read_limit(name: str, session: SessionDep) -> LimitSpec:
 
 
 @router.patch("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Change a limit")
-def patch_limit(name: str, patch: LimitPatch, session: SessionDep) -> LimitSpec:
+def patch_limit(name: str, patch: LimitPatch, session: EditedSessionDep) -> LimitSpec:
     """``enabled`` and/or params of the limit's type, flat (e.g. ``{"gain": 0.5}``)."""
     return session.patch_limit(name, patch)
 
@@ -87,6 +87,6 @@ def patch_limit(name: str, patch: LimitPatch, session: SessionDep) -> LimitSpec:
     tags=["limits"],
     summary="Remove a limit",
 )
-def remove_limit(name: str, session: SessionDep) -> Response:
+def remove_limit(name: str, session: EditedSessionDep) -> Response:
     session.remove_limit(name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,11 +1,17 @@
 """The session manager: creates, finds and deletes sessions; owns the solve loop.
 
 New sessions start from a robot (its default keyframe, its default preset tasks and
-the joint-range limit) or from a full portable spec. The manager also drives the
-persistence hook (:mod:`posekit.sessions.store`) and unloads idle sessions: a session
-nobody watches and nobody used for ``idle_unload_s`` seconds is closed and kept as its
-portable spec (in memory, and in the store when there is one); the next request for it
-revives it under the same id, in the same state.
+the joint-range limit) or from a full portable spec. The manager also unloads idle
+sessions: a session nobody watches and nobody used for ``idle_unload_s`` seconds is
+closed and kept as its portable spec (in memory, and in the store when there is one);
+the next request for it revives it under the same id, in the same state.
+
+Persistence (:mod:`posekit.sessions.persistence`, ordered saves and final deletes): a
+session is stored when it is created, a change made through :meth:`SessionManager.edit`
+is stored before ``edit`` returns (the API acknowledges a REST change only then), other
+changes (websocket targets, viewer drags, solved q) are stored within
+``flush_interval`` seconds, a delete is final, and a clean shutdown stores every live
+session.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +33,7 @@ from posekit.robots.naming import default_keyframe
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import SolveLoop
+from posekit.sessions.persistence import Persistence, Snapshot
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
 from posekit.sessions.solver_settings import SolverSettings
@@ -88,8 +96,7 @@ class SessionManager:
         self._close_listeners: list[Callable[[str], None]] = []
         self._lock = threading.Lock()
         self._revive_lock = threading.Lock()
-        self._persist = not isinstance(self.store, NullStore)
-        self._dirty: set[str] = set()
+        self._persistence = Persistence(self.store)
         self._flush_interval = flush_interval
         self._stop_flushing = threading.Event()
         self._flusher: threading.Thread | None = None
@@ -102,12 +109,12 @@ class SessionManager:
             return
         self._started = True
         self.solve_loop.start()
-        for session_id, spec in self.store.load_all():
+        for stored in self._persistence.load():
             try:
-                self.create({"spec": spec}, session_id=session_id)
+                self.create({"spec": stored.spec}, session_id=stored.session_id)
             except Exception as exc:  # a stale spec must not stop the server
-                logger.warning("could not restore session %s: %s", session_id, exc)
-        if (self._persist or self.idle_unload_s > 0) and self._flusher is None:
+                logger.warning("could not restore session %s: %s", stored.session_id, exc)
+        if (self._persistence.enabled or self.idle_unload_s > 0) and self._flusher is None:
             self._stop_flushing.clear()
             self._flusher = threading.Thread(
                 target=self._housekeeping_loop, name="posekit-housekeeping", daemon=True
@@ -115,7 +122,7 @@ class SessionManager:
             self._flusher.start()
 
     def shutdown(self) -> None:
-        """Save what changed, end every subscription and stop the solve loop.
+        """Store every live session, end every subscription and stop the solve loop.
 
         Sessions stay in the store: a restart restores them.
         """
@@ -124,11 +131,11 @@ class SessionManager:
             self._stop_flushing.set()
             self._flusher.join(5.0)
             self._flusher = None
-        self.flush()
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
             session.close("server shutting down")
+            self.save_now(session)
         self.solve_loop.stop()
 
     def __enter__(self) -> SessionManager:
@@ -173,7 +180,7 @@ class SessionManager:
             model,
             entry,
             scheduler=self.solve_loop,
-            on_change=self._mark_dirty if self._persist else None,
+            on_change=self._mark_dirty if self._persistence.enabled else None,
             max_tasks=self.max_tasks,
         )
         with self._lock:
@@ -182,8 +189,7 @@ class SessionManager:
                 raise InvalidRequest(f"session id {session_id!r} is taken")
             self._sessions[session_id] = session
             self._unloaded.pop(session_id, None)
-        if self._persist:
-            self.store.save_session(session_id, session.spec().model_dump(mode="json"))
+        self.save_now(session)
         self.solve_loop.attach(session)
         return session
 
@@ -254,6 +260,21 @@ class SessionManager:
                 raise SessionNotFound(session_id)
         return self._revive(session_id)
 
+    @contextmanager
+    def edit(self, session_id: str) -> Iterator[Session]:
+        """The session with this id, to change; stored when the block ends without an
+        error, before ``edit`` returns (a rejected change changed nothing: no save).
+
+        The API wraps every REST change in it, so an acknowledged change is stored.
+        """
+        session = self.get(session_id)
+        yield session
+        self.save_now(session)
+
+    def save_now(self, session: Session) -> None:
+        """Store the session as it is now (in order with every other save of it)."""
+        self._persistence.save(session.id, self._snapshot(session))
+
     def sessions(self) -> list[Session]:
         """Live sessions, oldest first."""
         return sorted(self._sessions.values(), key=lambda s: s.created)
@@ -277,12 +298,11 @@ class SessionManager:
         with self._lock:
             session = self._sessions.pop(session_id, None)
             unloaded = self._unloaded.pop(session_id, None)
-            self._dirty.discard(session_id)
         if session is None and unloaded is None:
             raise SessionNotFound(session_id)
         if session is not None:
             session.close("session deleted")
-        self.store.delete_session(session_id)
+        self._persistence.delete(session_id)
         self._notify_closed(session_id)
 
     # ------------------------------------------------------- idle sessions
@@ -307,11 +327,9 @@ class SessionManager:
                     spec, {**session.summary(), "status": UNLOADED, "watchers": 0}
                 )
                 del self._sessions[session.id]
-                self._dirty.discard(session.id)
                 kept.append((session.id, spec))
         for session_id, spec in kept:
-            if self._persist:
-                self._save(session_id, spec)
+            self._persistence.save(session_id, lambda spec=spec: spec)  # type: ignore[misc]
             self._notify_closed(session_id)
             logger.info("unloaded idle session %s", session_id)
         return [session_id for session_id, _ in kept]
@@ -342,23 +360,17 @@ class SessionManager:
 
     # ----------------------------------------------------------- persistence
     def _mark_dirty(self, session: Session) -> None:
-        self._dirty.add(session.id)
+        self._persistence.mark_dirty(session.id)
+
+    @staticmethod
+    def _snapshot(session: Session) -> Snapshot:
+        return lambda: session.spec().model_dump(mode="json")
 
     def flush(self) -> None:
-        """Save every session changed since the last flush."""
-        if not self._persist:
-            return
-        with self._lock:
-            dirty, self._dirty = self._dirty, set()
-            sessions = [self._sessions[sid] for sid in dirty if sid in self._sessions]
-        for session in sessions:
-            self._save(session.id, session.spec().model_dump(mode="json"))
-
-    def _save(self, session_id: str, spec: dict[str, Any]) -> None:
-        try:
-            self.store.save_session(session_id, spec)
-        except Exception:
-            logger.exception("could not save session %s", session_id)
+        """Store every live session changed since the last flush."""
+        self._persistence.flush(
+            lambda sid: self._snapshot(s) if (s := self._sessions.get(sid)) is not None else None
+        )
 
     def _housekeeping_loop(self) -> None:
         while not self._stop_flushing.wait(self._flush_interval):

@@ -1,42 +1,58 @@
-"""Persistence hook of the session manager.
+"""Persistence of sessions: the store protocol, and the stores that need no server.
 
-A store receives every session's portable spec (``SessionSpec`` as JSON-ready dict)
-after changes, forgets deleted sessions, and hands all stored sessions back when the
-manager starts, which restores them under their old ids. Saves are coalesced: the
-manager saves a changed session at most every ``flush_interval`` seconds (and on
-create, delete and shutdown), so a store may do real I/O in ``save_session``.
+A store keeps each session's portable spec (``SessionSpec`` as a JSON-ready dict) with a
+*save revision*: a per-session counter that the manager increases with every snapshot
+it takes (and continues from the stored value after a restart). Two guarantees make
+concurrent and late writers harmless:
+
+- **ordered**: a save lands only if its revision is newer than the stored one, so an
+  older snapshot that arrives late never overwrites a newer one;
+- **final deletes**: a deleted session is remembered (a tombstone), so no save that
+  was in flight when it was deleted can bring it back.
+
+The manager hands all stored sessions back when it starts, which restores them under
+their old ids.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
+
+
+class StoredSession(NamedTuple):
+    """A session as a store holds it."""
+
+    session_id: str
+    spec: dict[str, Any]
+    revision: int
 
 
 class SessionStore(Protocol):
     """What :class:`~posekit.sessions.manager.SessionManager` needs from persistence."""
 
-    def save_session(self, session_id: str, spec: dict[str, Any]) -> None:
-        """Insert or replace a session's spec."""
+    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
+        """Store ``spec`` unless the stored revision is as new or newer, or the session
+        was deleted; True when stored (durable when this returns)."""
 
     def delete_session(self, session_id: str) -> None:
-        """Forget a session (no error when unknown)."""
+        """Forget a session for good (no error when unknown)."""
 
-    def load_all(self) -> Iterable[tuple[str, dict[str, Any]]]:
-        """Every stored ``(session_id, spec)``."""
+    def load_all(self) -> Iterable[StoredSession]:
+        """Every stored session that was not deleted."""
 
 
 class NullStore:
     """No persistence: sessions live as long as the process (the default)."""
 
-    def save_session(self, session_id: str, spec: dict[str, Any]) -> None:
-        return None
+    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
+        return False
 
     def delete_session(self, session_id: str) -> None:
         return None
 
-    def load_all(self) -> Iterable[tuple[str, dict[str, Any]]]:
+    def load_all(self) -> Iterable[StoredSession]:
         return ()
 
 
@@ -45,18 +61,26 @@ class MemoryStore:
 
     def __init__(self, initial: dict[str, dict[str, Any]] | None = None) -> None:
         self.specs: dict[str, dict[str, Any]] = dict(initial or {})
+        self.revisions: dict[str, int] = dict.fromkeys(self.specs, 0)
+        self.deleted: set[str] = set()
         self.saves = 0
         self._lock = threading.Lock()
 
-    def save_session(self, session_id: str, spec: dict[str, Any]) -> None:
+    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
         with self._lock:
+            if session_id in self.deleted or revision <= self.revisions.get(session_id, -1):
+                return False
             self.specs[session_id] = spec
+            self.revisions[session_id] = revision
             self.saves += 1
+            return True
 
     def delete_session(self, session_id: str) -> None:
         with self._lock:
+            self.deleted.add(session_id)
             self.specs.pop(session_id, None)
+            self.revisions.pop(session_id, None)
 
-    def load_all(self) -> Iterable[tuple[str, dict[str, Any]]]:
+    def load_all(self) -> Iterable[StoredSession]:
         with self._lock:
-            return list(self.specs.items())
+            return [StoredSession(sid, spec, self.revisions[sid]) for sid, spec in self.specs.items()]

@@ -1,0 +1,87 @@
+"""The store contract, for every store: saves land in revision order, deletes are final,
+and concurrent writers cannot break either (issue: a late snapshot overwrote a newer
+one, and a save in flight brought a deleted session back)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from posekit.sessions.sqlite_store import SQLiteStore
+from posekit.sessions.store import MemoryStore, SessionStore
+
+StoreFactory = Callable[[Path], SessionStore]
+STORES: dict[str, StoreFactory] = {
+    "memory": lambda _: MemoryStore(),
+    "sqlite": lambda tmp: SQLiteStore(tmp / "posekit.sqlite3"),
+}
+
+
+@pytest.fixture(params=list(STORES))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> SessionStore:
+    return STORES[request.param](tmp_path)
+
+
+def test_an_older_revision_never_overwrites_a_newer_one(store: SessionStore) -> None:
+    assert store.save_session("s", {"v": 2}, 2)
+    assert not store.save_session("s", {"v": 1}, 1)  # late: refused
+    assert not store.save_session("s", {"v": 2.5}, 2)  # not newer: refused
+    assert store.save_session("s", {"v": 3}, 3)
+    assert [(s.session_id, s.spec, s.revision) for s in store.load_all()] == [("s", {"v": 3}, 3)]
+
+
+def test_a_delete_is_final(store: SessionStore) -> None:
+    store.save_session("gone", {"v": 1}, 1)
+    store.save_session("kept", {"v": 1}, 1)
+    store.delete_session("gone")
+    assert not store.save_session("gone", {"v": 2}, 99)  # a save that was in flight
+    store.delete_session("never-existed")  # no error
+    assert not store.save_session("never-existed", {"v": 1}, 1)
+    assert [s.session_id for s in store.load_all()] == ["kept"]
+
+
+def test_concurrent_writers_keep_the_newest_revision_and_no_deleted_session(
+    store: SessionStore,
+) -> None:
+    """Threads save interleaved revisions of many sessions while others delete some:
+    the newest revision of each kept session wins, and no deleted session is stored."""
+    sessions = [f"s{i}" for i in range(20)]
+    deleted = set(sessions[::3])
+    start = threading.Barrier(5)
+
+    def writer(offset: int) -> None:
+        start.wait()
+        for revision in range(offset, 60, 4):
+            for sid in sessions:
+                store.save_session(sid, {"revision": revision}, revision)
+
+    def deleter() -> None:
+        start.wait()
+        for sid in sorted(deleted):
+            store.delete_session(sid)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    threads.append(threading.Thread(target=deleter))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    stored = {s.session_id: s for s in store.load_all()}
+    assert set(stored) == set(sessions) - deleted
+    assert all(s.revision == 59 and s.spec == {"revision": 59} for s in stored.values())
+
+
+def test_sqlite_migrates_a_database_without_revisions(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(str(path))
+    old.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, spec TEXT NOT NULL, saved_at REAL)")
+    old.execute("INSERT INTO sessions VALUES ('a', '{\"v\": 1}', 0.0)")
+    old.commit()
+    old.close()
+    store = SQLiteStore(path)
+    assert [(s.session_id, s.spec, s.revision) for s in store.load_all()] == [("a", {"v": 1}, 0)]
+    assert store.save_session("a", {"v": 2}, 1)
+    store.close()
