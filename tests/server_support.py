@@ -16,8 +16,9 @@ import mujoco
 import numpy as np
 import pytest
 import uvicorn
-from posekit.api import create_app
+from posekit.app import create_app
 from posekit.sessions import SessionManager
+from posekit.settings import Settings
 from websockets.sync.client import ClientConnection, connect
 
 # Tests that load Menagerie robots (the fixture lives in live_server_fixtures).
@@ -27,9 +28,9 @@ needs_menagerie = pytest.mark.usefixtures("_menagerie")
 class LiveServer:
     """``create_app(manager)`` served by uvicorn on ``127.0.0.1:<free port>``."""
 
-    def __init__(self, manager: SessionManager | None = None, **app_options: Any) -> None:
+    def __init__(self, manager: SessionManager | None = None) -> None:
         self.manager = manager if manager is not None else SessionManager()
-        self.app = create_app(self.manager, **app_options)
+        self.app = create_app(Settings.from_env({}), manager=self.manager)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))

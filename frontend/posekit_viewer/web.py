@@ -20,7 +20,9 @@ import viser
 import websockets
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, HTMLResponse
-from posekit.api.stream_limits import RateGate, StreamLimits
+from fastapi.staticfiles import StaticFiles
+from posekit.api.stream_limits import StreamLimits
+from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.manager import SessionManager
@@ -32,28 +34,23 @@ logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(str(importlib.resources.files("posekit_viewer.static")))
 VISER_CLIENT = Path(viser.__file__).parent / "client" / "build" / "index.html"
-STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
-                ".png": "image/png", ".svg": "image/svg+xml", ".json": "application/json"}  # fmt: skip
 RELAY_MAX_BYTES = 64 * 1024 * 1024  # scene uploads (meshes) can be large
 
 
+def static_files() -> StaticFiles:
+    """The landing page's files (``posekit_viewer.static``), to mount at ``/static``."""
+    return StaticFiles(directory=STATIC_DIR)
+
+
 def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
-    """Routes for ``/``, ``/static/*`` and ``/viewer/{sid}`` (page + websocket relay)."""
+    """Routes for ``/`` and ``/viewer/{sid}`` (page + websocket relay); the landing
+    page's files are :func:`static_files`, mounted at ``/static``."""
     router = APIRouter(include_in_schema=False)
     client_page = VISER_CLIENT.read_text(encoding="utf-8")
 
     @router.get("/")
     def landing_page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
-
-    @router.get("/static/{name}")
-    def static_file(name: str) -> FileResponse:
-        path = STATIC_DIR / name
-        if "/" in name or name.startswith(".") or not path.is_file():
-            raise HTTPException(status_code=404, detail=f"no static file {name!r}")
-        return FileResponse(
-            path, media_type=STATIC_TYPES.get(path.suffix, "application/octet-stream")
-        )
 
     @router.get("/viewer/{session_id}")
     def viewer_page(session_id: str) -> HTMLResponse:
@@ -81,13 +78,13 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
             return
         await websocket.accept(subprotocol=protocol)
         limits: StreamLimits = websocket.app.state.stream_limits
-        await relay(websocket, viewer.port, protocol, RateGate(limits.rate))
+        await relay(websocket, viewer.port, protocol, TokenBucket(limits.rate))
 
     return router
 
 
 async def relay(
-    browser: WebSocket, port: int, protocol: str | None, gate: RateGate | None = None
+    browser: WebSocket, port: int, protocol: str | None, gate: TokenBucket | None = None
 ) -> None:
     """Pump frames both ways between the browser and the viser server until either
     closes; browser frames wait for ``gate`` (rate backpressure) when one is given."""
@@ -109,9 +106,9 @@ async def relay(
             if message["type"] == "websocket.disconnect":
                 return
             if gate is not None:
-                while (wait := gate.wait_time()) > 0.0:
+                while (wait := gate.delay()) > 0.0:
                     await asyncio.sleep(wait)
-                gate.admit()
+                gate.take()
             data = message.get("bytes")
             await upstream.send(data if data is not None else message.get("text", ""))
 

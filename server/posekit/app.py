@@ -1,5 +1,5 @@
-"""The composition root: the API app with the browser viewer and the deployment
-settings (persistence, access token, CORS, limits, metrics) wired in.
+"""The composition root and the one app factory: the API with the browser viewer and
+the deployment settings (persistence, access token, CORS, limits, metrics) wired in.
 
 ``posekit.api`` knows sessions, ``posekit_viewer`` knows sessions; only this module
 knows both, and the ``POSEKIT_*`` environment (:mod:`posekit.settings`).
@@ -7,13 +7,15 @@ knows both, and the ``POSEKIT_*`` environment (:mod:`posekit.settings`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
+from prometheus_client import CONTENT_TYPE_LATEST
 
-from posekit.api import create_app
+import posekit
+from posekit.api.app import DESCRIPTION, TAGS, Hook, call_hook, install_api
 from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
@@ -24,61 +26,75 @@ from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
 
 
-def create_full_app(
-    manager: SessionManager | None = None,
-    *,
+def create_app(
     settings: Settings | None = None,
-    on_startup: Sequence[Any] = (),
-    on_shutdown: Sequence[Any] = (),
-    **options: Any,
+    *,
+    manager: SessionManager | None = None,
+    on_startup: Sequence[Hook] = (),
+    on_shutdown: Sequence[Hook] = (),
 ) -> FastAPI:
-    """The app serving ``/api``, ``/docs``, ``/api/metrics``, ``/`` and ``/viewer/{sid}``."""
+    """The posekit app: ``/api`` (REST + websocket), ``/docs``, ``/api/metrics``, the
+    landing page ``/`` and the viewers ``/viewer/{sid}``.
+
+    Args:
+        settings: Deployment settings; :meth:`Settings.from_env` by default.
+        manager: The sessions to serve; by default a manager built from ``settings``
+            (its store, limits and solve loop). It is started with the app and shut
+            down with it.
+        on_startup: Called with the app after the manager started.
+        on_shutdown: Called with the app before the manager shuts down.
+    """
     from posekit_viewer.hub import ViewerHub
-    from posekit_viewer.web import viewer_router
+    from posekit_viewer.web import static_files, viewer_router
 
     settings = settings or Settings.from_env()
     configure_logging()
     if manager is None:
-        store = SQLiteStore(settings.db) if settings.db else None
-        registry = RobotRegistry()
-        manager = SessionManager(
-            registry,
-            store=store,
-            max_sessions=settings.max_sessions,
-            max_tasks=settings.max_tasks,
-            idle_unload_s=settings.idle_unload_s,
-            solve_loop=SolverProcesses(settings.solver_processes, registry)
-            if settings.solver_processes
-            else None,
-        )
+        manager = manager_from(settings)
     hub = ViewerHub(manager)
     manager.on_session_closed(hub.forget)
     metrics = Metrics()
-    metrics.gauges["posekit_sessions"] = ("Live sessions.", lambda: float(manager.count()))
-    metrics.gauges["posekit_sessions_unloaded"] = (
+    metrics.gauge("posekit_sessions", "Live sessions.", lambda: float(manager.count()))
+    metrics.gauge(
+        "posekit_sessions_unloaded",
         "Sessions unloaded after being idle (revived on their next request).",
         lambda: float(len(manager.unloaded())),
     )
+    manager.solve_loop.on_step = metrics.observe_step
 
-    def stop_viewers(_: FastAPI) -> None:
-        hub.stop_all()
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        manager.start()
+        try:
+            for hook in on_startup:
+                await call_hook(hook, app)
+            yield
+        finally:
+            for hook in on_shutdown:
+                await call_hook(hook, app)
+            hub.stop_all()
+            manager.shutdown()
 
-    options.setdefault("max_body_bytes", settings.max_body_bytes)
-    options.setdefault(
-        "stream_limits", StreamLimits(max_bytes=settings.ws_max_bytes, rate=settings.ws_rate)
+    app = FastAPI(
+        title="posekit",
+        version=posekit.__version__,
+        description=DESCRIPTION,
+        openapi_tags=TAGS,
+        lifespan=lifespan,
+        separate_input_output_schemas=False,
     )
-    app = create_app(
+    app.include_router(viewer_router(manager, hub))  # first: it serves ``/`` too
+    app.mount("/static", static_files(), name="static")
+    app.include_router(_metrics_router(metrics))
+    install_api(
+        app,
         manager,
-        routers=[viewer_router(manager, hub), _metrics_router(metrics)],
-        on_startup=on_startup,
-        on_shutdown=[stop_viewers, *on_shutdown],
-        **options,
+        max_body_bytes=settings.max_body_bytes,
+        stream_limits=StreamLimits(max_bytes=settings.ws_max_bytes, rate=settings.ws_rate),
     )
     app.state.viewer_hub = hub
     app.state.metrics = metrics
     app.state.settings = settings
-    manager.solve_loop.on_step = metrics.observe_step
-
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -93,6 +109,21 @@ def create_full_app(
     return app
 
 
+def manager_from(settings: Settings) -> SessionManager:
+    """The session manager ``settings`` describe: store, limits and solve loop."""
+    registry = RobotRegistry()
+    return SessionManager(
+        registry,
+        store=SQLiteStore(settings.db) if settings.db else None,
+        max_sessions=settings.max_sessions,
+        max_tasks=settings.max_tasks,
+        idle_unload_s=settings.idle_unload_s,
+        solve_loop=SolverProcesses(settings.solver_processes, registry)
+        if settings.solver_processes
+        else None,
+    )
+
+
 def _metrics_router(metrics: Metrics) -> APIRouter:
     router = APIRouter()
 
@@ -104,12 +135,12 @@ def _metrics_router(metrics: Metrics) -> APIRouter:
         responses={
             200: {
                 "content": {"text/plain": {"example": "posekit_sessions 2\n"}},
-                "description": "Prometheus text format 0.0.4.",
+                "description": "Prometheus text format.",
             }
         },
     )
     def prometheus() -> Response:
         """Sessions, solve steps and their duration, websocket clients, rejected requests."""
-        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     return router

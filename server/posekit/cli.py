@@ -5,28 +5,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
 from posekit.settings import Settings
+
+if TYPE_CHECKING:
+    from posekit.api.app import Hook
 
 # Websocket frames above this close the connection (1009) at the transport; the API
 # stream refuses smaller messages above POSEKIT_WS_MAX_BYTES with an error reply.
 WS_TRANSPORT_MAX_BYTES = 1 << 20
 
 
-def build_app(
-    robot: str | None = "arm7", announce: str | None = None, settings: Settings | None = None
-) -> FastAPI:
-    """The served app (API + viewer, from the composition root ``posekit.app``).
+def first_session(robot: str | None, announce: str | None = None) -> Hook:
+    """A startup hook: when the server has no session (none restored from its database),
+    create one on ``robot`` (None: none); print the sessions' links under ``announce``
+    (a base URL), if given."""
 
-    At startup, when the server has no session (none restored from its database), a
-    first session on ``robot`` is created (None: none). ``announce`` is the base URL
-    printed with the sessions' links.
-    """
-    from posekit.app import create_full_app
-
-    async def first_session(app: FastAPI) -> None:
+    async def create_first(app: FastAPI) -> None:
         manager = app.state.manager
         sessions = [s.id for s in manager.sessions()] + [
             u.summary["id"] for u in manager.unloaded()
@@ -47,13 +45,15 @@ def build_app(
                     flush=True,
                 )
 
-    return create_full_app(settings=settings, on_startup=[first_session])
+    return create_first
 
 
 def serve(host: str | None, port: int | None, robot: str | None) -> None:
     """Run the app with uvicorn until interrupted (host and port default to the
     ``POSEKIT_HOST`` / ``POSEKIT_PORT`` settings)."""
     import uvicorn
+
+    from posekit.app import create_app
 
     settings = Settings.from_env()
     host = host or settings.host
@@ -62,7 +62,7 @@ def serve(host: str | None, port: int | None, robot: str | None) -> None:
     url = f"http://{shown_host}:{port}"
     print(f"posekit: serving on {url}  (API docs: {url}/docs)", flush=True)
     uvicorn.run(
-        build_app(robot, announce=url, settings=settings),
+        create_app(settings, on_startup=[first_session(robot, url)]),
         host=host,
         port=port,
         ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),

@@ -1,4 +1,7 @@
-"""Deployment settings, read from ``POSEKIT_*`` environment variables.
+"""Deployment settings, read from ``POSEKIT_*`` environment variables (pydantic-settings).
+
+This is the one place where posekit's deployment defaults live; the rest of the code
+takes them from a :class:`Settings` (or as required arguments).
 
 | variable | default | meaning |
 | --- | --- | --- |
@@ -14,71 +17,81 @@
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
 | ``POSEKIT_SOLVER_PROCESSES`` | ``1`` | processes that solve the sessions (0 = a thread of the server process) |
+
+A blank variable means its default.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+ENV_PREFIX = "POSEKIT_"
 
 
 class SettingsError(ValueError):
     """An environment variable has a value that cannot be used."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
     """posekit's deployment settings (see the module docstring)."""
 
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True)
+
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = Field(8000, ge=1, le=65535)
     db: str | None = None
     token: str | None = None
-    cors_origins: tuple[str, ...] = ()
-    max_sessions: int = 100
-    max_tasks: int = 64
-    max_body_bytes: int = 1 << 20
-    ws_max_bytes: int = 1 << 16
-    ws_rate: float = 120.0
-    idle_unload_s: float = 600.0
-    solver_processes: int = 1
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = ()
+    max_sessions: int = Field(100, ge=1)
+    max_tasks: int = Field(64, ge=1)
+    max_body_bytes: int = Field(1 << 20, ge=1)
+    ws_max_bytes: int = Field(1 << 16, ge=1)
+    ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)
+    idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
+    solver_processes: int = Field(1, ge=0)
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+        return value
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``POSEKIT_*`` variables; unknown values raise :class:`SettingsError`."""
+        """Settings from ``POSEKIT_*`` variables of ``environ`` (default: the process's);
+        a value that cannot be used raises :class:`SettingsError` naming the variable."""
         env = os.environ if environ is None else environ
-        values: dict[str, object] = {}
-        for field in fields(cls):
-            raw = env.get(f"POSEKIT_{field.name.upper()}")
-            if raw is None or raw.strip() == "":
-                continue
-            values[field.name] = _parse(field.name, raw.strip(), field.type)
-        return cls(**values)  # type: ignore[arg-type]
-
-
-ZERO_ALLOWED = frozenset({"solver_processes"})  # integer settings for which 0 means "none"
-
-
-def _parse(name: str, raw: str, kind: object) -> object:
-    variable = f"POSEKIT_{name.upper()}"
-    if name == "cors_origins":
-        return tuple(origin.strip() for origin in raw.split(",") if origin.strip())
-    if kind in ("int", int):
+        values = {
+            name: raw.strip()
+            for name in cls.model_fields
+            if (raw := env.get(f"{ENV_PREFIX}{name.upper()}")) is not None and raw.strip()
+        }
         try:
-            value = int(raw)
-        except ValueError:
-            raise SettingsError(f"{variable} must be an integer, got {raw!r}") from None
-        least = 0 if name in ZERO_ALLOWED else 1
-        if value < least:
-            raise SettingsError(f"{variable} must be >= {least}, got {value}")
-        return value
-    if kind in ("float", float):
-        try:
-            number = float(raw)
-        except ValueError:
-            raise SettingsError(f"{variable} must be a number, got {raw!r}") from None
-        if number < 0 or number != number:
-            raise SettingsError(f"{variable} must be a number >= 0, got {raw!r}")
-        return number
-    return raw
+            return cls.model_validate(values)
+        except ValidationError as error:
+            problems = [
+                f"{ENV_PREFIX}{str(e['loc'][0]).upper()} {_requirement(e)}, "
+                f"got {e.get('input')!r}"
+                for e in error.errors()
+            ]
+            raise SettingsError("; ".join(problems)) from None
+
+
+def _requirement(error: Any) -> str:
+    """What a pydantic error asks for, in words (``must be >= 1``, ``must be an integer``)."""
+    context = error.get("ctx") or {}
+    if "ge" in context:
+        return f"must be >= {context['ge']}"
+    if "le" in context:
+        return f"must be <= {context['le']}"
+    if error["type"].startswith("int"):
+        return "must be an integer"
+    if error["type"].startswith(("float", "finite")):
+        return "must be a number >= 0"
+    return f"is invalid ({error['msg']})"

@@ -14,16 +14,16 @@ from collections.abc import Iterator
 
 import pytest
 import uvicorn
-from posekit.app import create_full_app
+from posekit.app import create_app
 
 CHROMIUM = "/usr/bin/chromium"
 
 
 class FullAppServer:
-    """``create_full_app()`` served by uvicorn on a free loopback port, in a thread."""
+    """``create_app()`` served by uvicorn on a free loopback port, in a thread."""
 
     def __init__(self) -> None:
-        self.app = create_full_app()
+        self.app = create_app()
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from posekit.api.stream_limits import RateGate
+from posekit.api.token_bucket import TokenBucket
 from posekit.sessions.errors import SessionLimitReached, TaskLimitReached
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.store import MemoryStore
@@ -21,17 +21,18 @@ from websockets.sync.client import connect
 
 
 # ------------------------------------------------------------ without a server
-def test_rate_gate_admits_a_burst_then_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_bucket_admits_a_burst_then_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [100.0]
-    monkeypatch.setattr("posekit.api.stream_limits.time.monotonic", lambda: clock[0])
-    gate = RateGate(4.0)
+    monkeypatch.setattr("posekit.api.token_bucket.time.monotonic", lambda: clock[0])
+    gate = TokenBucket(4.0)
     assert [gate.admit() for _ in range(6)] == [True] * 4 + [False] * 2
-    assert gate.wait_time() == pytest.approx(0.25)
+    assert gate.delay() == pytest.approx(0.25)
+    assert gate.delay(need=0.0) == 0.0  # an urgent event borrows ahead
     clock[0] += 0.5  # two tokens back
     assert [gate.admit() for _ in range(3)] == [True, True, False]
     clock[0] += 100.0  # refills to the burst, not beyond
     assert sum(gate.admit() for _ in range(10)) == 4
-    unlimited = RateGate(0.0)
+    unlimited = TokenBucket(0.0)
     assert all(unlimited.admit() for _ in range(1000))
 
 

@@ -109,7 +109,7 @@ def test_metrics_in_prometheus_format() -> None:
                 for line in response.text.splitlines()
                 if line.startswith("posekit_steps_total")
             )
-            return response if int(steps.split()[1]) > 0 else None
+            return response if float(steps.split()[1]) > 0 else None
 
         response = wait_for(metrics_after_a_step, what="a solve step in the metrics")
         assert response.headers["content-type"].startswith("text/plain")

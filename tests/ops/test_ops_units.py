@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from posekit.api.observability import Histogram, Metrics
+from posekit.api.observability import Metrics
 from posekit.api.security import TokenAuth
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings, SettingsError
@@ -92,26 +92,19 @@ def test_token_is_required_and_accepted_three_ways() -> None:
     assert refused == [{"type": "websocket.close", "code": 4401, "reason": "access token required"}]
 
 
-def test_histogram_and_metrics_render_prometheus_text() -> None:
-    histogram = Histogram((1.0, 10.0))
-    for value in (0.5, 5.0, 50.0):
-        histogram.observe(value)
-    assert histogram.lines("h") == [
-        'h_bucket{le="1.0"} 1',
-        'h_bucket{le="10.0"} 2',
-        'h_bucket{le="+Inf"} 3',
-        "h_sum 55.5",
-        "h_count 3",
-    ]
+def test_metrics_render_prometheus_text() -> None:
     metrics = Metrics()
     metrics.observe_step(120.0)
     metrics.count_request(200)
     metrics.count_request(422)
-    metrics.gauges["posekit_sessions"] = ("Live sessions.", lambda: 3)
-    text = metrics.render()
+    metrics.gauge("posekit_sessions", "Live sessions.", lambda: 3)
+    text = metrics.render().decode()
     assert "posekit_steps_total 1" in text
     assert 'posekit_rejected_requests_total{status="422"} 1' in text
     assert "posekit_sessions 3" in text
+    assert 'posekit_solve_time_us_bucket{le="200.0"} 1' in text
+    assert 'posekit_solve_time_us_bucket{le="100.0"} 0' in text
+    assert "_created" not in text  # no creation-time series
     assert text.endswith("\n")
 
 

@@ -1,5 +1,5 @@
-"""The web API: FastAPI app factory, REST routes, websocket stream, error mapping."""
+"""The REST + websocket API of posekit's sessions (installed by :func:`posekit.app.create_app`)."""
 
-from posekit.api.app import create_app
+from posekit.api.app import install_api
 
-__all__ = ["create_app"]
+__all__ = ["install_api"]

@@ -1,29 +1,22 @@
-"""The FastAPI app factory (the API's composition point).
+"""The REST + websocket API on a FastAPI app: its routes, error mapping and body limit.
 
-``create_app()`` wires the session manager, the error mapping, the body size limit and
-the routes. Other parts of posekit (the viewer) plug in with ``routers`` (included
-before the API's own routes, so they may also serve ``/``) and with ``on_startup`` /
-``on_shutdown`` hooks that receive the app (``app.state.manager`` is the
-:class:`SessionManager`).
+The app itself is made by the one app factory, :func:`posekit.app.create_app` (the
+composition root), which calls :func:`install_api`; ``app.state.manager`` is then the
+:class:`SessionManager` the routes serve.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, FastAPI
-from fastapi.responses import RedirectResponse
+from fastapi import FastAPI
 
-import posekit
 from posekit.api import routes_robots, routes_sessions, routes_stream, routes_tasks
-from posekit.api.body_limit import DEFAULT_MAX_BODY_BYTES, BodySizeLimit
+from posekit.api.body_limit import BodySizeLimit
 from posekit.api.errors import install_error_handlers
 from posekit.api.stream_limits import StreamLimits
-from posekit.robots import RobotRegistry
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.store import SessionStore
 
 Hook = Callable[[FastAPI], Awaitable[None] | None]
 
@@ -53,72 +46,34 @@ TAGS = [
 ]
 
 
-def create_app(
-    manager: SessionManager | None = None,
+def install_api(
+    app: FastAPI,
+    manager: SessionManager,
     *,
-    registry: RobotRegistry | None = None,
-    store: SessionStore | None = None,
-    routers: Sequence[APIRouter] = (),
-    on_startup: Sequence[Hook] = (),
-    on_shutdown: Sequence[Hook] = (),
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    stream_limits: StreamLimits | None = None,
-) -> FastAPI:
-    """The posekit web app.
+    max_body_bytes: int,
+    stream_limits: StreamLimits,
+) -> None:
+    """Serve ``manager``'s sessions on ``app``: the routes of ``/api``, the domain-error
+    → HTTP mapping, and the request body limit.
 
     Args:
-        manager: Session manager to serve; a new one (from ``registry`` and ``store``)
-            by default. It is started with the app and shut down with it.
-        registry: Robot registry for a new manager.
-        store: Persistence hook for a new manager.
-        routers: Extra routers (e.g. the viewer), included before the API routes.
-        on_startup: Called with the app after the manager started.
-        on_shutdown: Called with the app before the manager shuts down.
+        app: The app (include routers that must win, e.g. ``/``, before calling this).
+        manager: The sessions to serve.
         max_body_bytes: Larger request bodies get 413.
         stream_limits: Size and rate of a websocket client's messages.
     """
-    if manager is None:
-        manager = SessionManager(registry=registry, store=store)
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        manager.start()
-        try:
-            for hook in on_startup:
-                await _call(hook, app)
-            yield
-        finally:
-            for hook in on_shutdown:
-                await _call(hook, app)
-            manager.shutdown()
-
-    app = FastAPI(
-        title="posekit",
-        version=posekit.__version__,
-        description=DESCRIPTION,
-        openapi_tags=TAGS,
-        lifespan=lifespan,
-        separate_input_output_schemas=False,
-    )
     app.state.manager = manager
     app.state.registry = manager.registry
-    app.state.stream_limits = stream_limits or StreamLimits()
+    app.state.stream_limits = stream_limits
     app.state.metrics = None  # the composition root may plug its Metrics in
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
-    for router in routers:
-        app.include_router(router)
     for module in (routes_robots, routes_sessions, routes_tasks, routes_stream):
         app.include_router(module.router)
 
-    @app.get("/", include_in_schema=False)
-    def root() -> RedirectResponse:
-        return RedirectResponse("/docs")
 
-    return app
-
-
-async def _call(hook: Hook, app: FastAPI) -> None:
+async def call_hook(hook: Hook, app: FastAPI) -> None:
+    """Call a startup/shutdown hook with the app, awaiting it when it is a coroutine."""
     result = hook(app)
     if inspect.isawaitable(result):
         await result

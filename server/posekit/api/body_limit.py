@@ -6,8 +6,6 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a G1 spec with a dozen tasks is ~10 kB
-
 
 class BodySizeLimit:
     """Pure ASGI middleware refusing HTTP bodies over ``max_bytes`` with 413.
@@ -16,7 +14,7 @@ class BodySizeLimit:
     read up to the limit and replayed to the app only when it fits.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 

@@ -4,22 +4,29 @@ Every HTTP request gets an id (the client's ``X-Request-ID`` when it sends a san
 one, else a random one), echoed in the response header and attached to one JSON log
 line per request: method, path, status, duration. :class:`Metrics` keeps the
 counters, gauges and the solve-time histogram that ``GET /api/metrics`` renders in
-the Prometheus text format (version 0.0.4).
+the Prometheus text format (``prometheus_client``).
 """
 
 from __future__ import annotations
 
-import bisect
 import contextvars
 import json
 import logging
 import re
 import secrets
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 
 from posekit.api.security import ASGIApp, Message, Receive, Scope, Send
 
@@ -58,34 +65,6 @@ def configure_logging(level: int = logging.INFO) -> None:
     root.propagate = False
 
 
-class Histogram:
-    """A cumulative histogram with fixed upper bounds (thread-safe)."""
-
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.total = 0.0
-        self._lock = threading.Lock()
-
-    def observe(self, value: float) -> None:
-        """Count one observation."""
-        with self._lock:
-            self.counts[bisect.bisect_left(self.bounds, value)] += 1
-            self.total += value
-
-    def lines(self, name: str) -> list[str]:
-        """Prometheus exposition lines of this histogram."""
-        with self._lock:
-            counts, total = list(self.counts), self.total
-        lines, running = [], 0
-        for bound, count in zip((*self.bounds, float("inf")), counts, strict=True):
-            running += count
-            label = "+Inf" if bound == float("inf") else repr(bound)
-            lines.append(f'{name}_bucket{{le="{label}"}} {running}')
-        lines += [f"{name}_sum {total}", f"{name}_count {running}"]
-        return lines
-
-
 class RateMeter:
     """Events per second over the last ``window`` seconds, from a counter sampled once a
     second by its single writer (cheap enough to call on every solve step)."""
@@ -116,78 +95,71 @@ class RateMeter:
 
 
 class Metrics:
-    """posekit's metrics; gauges that live elsewhere are read through callables."""
+    """posekit's metrics in a registry of their own (one per app), exposed by
+    ``GET /api/metrics`` in the Prometheus text format through ``prometheus_client``."""
 
     def __init__(self) -> None:
-        self.solve_time = Histogram(SOLVE_BUCKETS_US)
+        disable_created_metrics()  # no ``*_created`` series: the names stay as they were
+        self.registry = CollectorRegistry(auto_describe=True)
         self.step_rate = RateMeter()
-        self.rejected: dict[int, int] = {}
-        self.ws_refused: dict[str, int] = {}
-        self.requests = 0
-        self.websocket_clients = 0
-        self._lock = threading.Lock()
-        self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+        self._steps = Counter("posekit_steps", "IK solve steps since start.", registry=self.registry)
+        Gauge(
+            "posekit_steps_per_second",
+            "IK solve steps per second, last 5 s.",
+            registry=self.registry,
+        ).set_function(self.step_rate.rate)
+        self._solve_time = Histogram(
+            "posekit_solve_time_us",
+            "Duration of a solve step [µs].",
+            buckets=SOLVE_BUCKETS_US,
+            registry=self.registry,
+        )
+        self._requests = Counter(
+            "posekit_http_requests", "HTTP responses sent.", registry=self.registry
+        )
+        self._rejected = Counter(
+            "posekit_rejected_requests",
+            "HTTP responses with a 4xx or 5xx status.",
+            ["status"],
+            registry=self.registry,
+        )
+        self._websocket_clients = Gauge(
+            "posekit_websocket_clients", "Open websocket connections.", registry=self.registry
+        )
+        self._ws_refused = Counter(
+            "posekit_websocket_refused",
+            "Websocket client messages refused, by code.",
+            ["code"],
+            registry=self.registry,
+        )
+
+    def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
+        """Expose a value kept elsewhere, read when the metrics are rendered."""
+        Gauge(name, help_text, registry=self.registry).set_function(read)
 
     def observe_step(self, solve_us: float) -> None:
         """Count a solve step and its duration [µs]."""
-        self.solve_time.observe(solve_us)
+        self._steps.inc()
+        self._solve_time.observe(solve_us)
         self.step_rate.tick()
 
     def count_ws_refusal(self, code: str) -> None:
         """Count a refused websocket client message by error code."""
-        with self._lock:
-            self.ws_refused[code] = self.ws_refused.get(code, 0) + 1
+        self._ws_refused.labels(code=code).inc()
 
     def count_request(self, status: int) -> None:
         """Count an HTTP response; 4xx/5xx also by status."""
-        with self._lock:
-            self.requests += 1
-            if status >= 400:
-                self.rejected[status] = self.rejected.get(status, 0) + 1
+        self._requests.inc()
+        if status >= 400:
+            self._rejected.labels(status=str(status)).inc()
 
     def websocket_delta(self, delta: int) -> None:
         """A websocket client connected (+1) or left (-1)."""
-        with self._lock:
-            self.websocket_clients += delta
+        self._websocket_clients.inc(delta)
 
-    def render(self) -> str:
+    def render(self) -> bytes:
         """Everything in the Prometheus text format."""
-        with self._lock:
-            steps, requests = self.step_rate.count, self.requests
-            rejected, clients = dict(self.rejected), self.websocket_clients
-            refused = dict(self.ws_refused)
-        lines = [
-            "# HELP posekit_steps_total IK solve steps since start.",
-            "# TYPE posekit_steps_total counter",
-            f"posekit_steps_total {steps}",
-            "# HELP posekit_steps_per_second IK solve steps per second, last 5 s.",
-            "# TYPE posekit_steps_per_second gauge",
-            f"posekit_steps_per_second {self.step_rate.rate()}",
-            "# HELP posekit_solve_time_us Duration of a solve step [µs].",
-            "# TYPE posekit_solve_time_us histogram",
-            *self.solve_time.lines("posekit_solve_time_us"),
-            "# HELP posekit_http_requests_total HTTP responses sent.",
-            "# TYPE posekit_http_requests_total counter",
-            f"posekit_http_requests_total {requests}",
-            "# HELP posekit_rejected_requests_total HTTP responses with a 4xx or 5xx status.",
-            "# TYPE posekit_rejected_requests_total counter",
-            *[
-                f'posekit_rejected_requests_total{{status="{s}"}} {n}'
-                for s, n in sorted(rejected.items())
-            ],
-            "# HELP posekit_websocket_clients Open websocket connections.",
-            "# TYPE posekit_websocket_clients gauge",
-            f"posekit_websocket_clients {clients}",
-            "# HELP posekit_websocket_refused_total Websocket client messages refused, by code.",
-            "# TYPE posekit_websocket_refused_total counter",
-            *[
-                f'posekit_websocket_refused_total{{code="{c}"}} {n}'
-                for c, n in sorted(refused.items())
-            ],
-        ]
-        for name, (help_text, read) in sorted(self.gauges.items()):
-            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", f"{name} {read()}"]
-        return "\n".join(lines) + "\n"
+        return generate_latest(self.registry)
 
 
 class RequestContext:

@@ -36,7 +36,8 @@ from starlette.websockets import WebSocketDisconnect
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, status_of
 from posekit.api.schemas import session_links
-from posekit.api.stream_limits import RateGate, StreamLimits
+from posekit.api.stream_limits import StreamLimits
+from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.kinds import Target
@@ -79,30 +80,6 @@ CLIENT_MESSAGE: TypeAdapter[TargetMessage | PingMessage] = TypeAdapter(
 )
 
 
-class TokenBucket:
-    """At most ``rate`` events per second on average, with bursts of ``burst``.
-
-    An urgent event (a state answering a change) may borrow one token ahead, so it is
-    never held back; the regular event after it waits longer instead.
-    """
-
-    def __init__(self, burst: float = 2.0) -> None:
-        self.burst = burst
-        self.tokens = burst
-        self.stamp = time.monotonic()
-
-    def delay(self, rate: float, urgent: bool = False) -> float:
-        """Seconds to wait before the next event may pass (0 when it may pass now)."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * rate)
-        self.stamp = now
-        need = 0.0 if urgent else 1.0
-        return 0.0 if self.tokens >= need else (need - self.tokens) / rate
-
-    def take(self) -> None:
-        self.tokens -= 1.0
-
-
 def hello_message(session: Session) -> dict[str, Any]:
     tasks = session.tasks_message()
     return {
@@ -135,19 +112,18 @@ def handle_client_message(
     session: Session,
     raw: str | bytes,
     subscription: Subscription,
-    limits: StreamLimits | None = None,
-    gate: RateGate | None = None,
+    limits: StreamLimits,
+    gate: TokenBucket,
 ) -> str | None:
     """Apply one client message; refusals go back to this client only.
 
     Returns the error code of a refusal (None when the message was applied).
     """
-    limits = limits or StreamLimits()
     if len(raw) > limits.max_bytes:
         text = f"message of {len(raw)} bytes exceeds the limit of {limits.max_bytes} bytes"
         subscription.offer_message(error_message("too_large", text))
         return "too_large"
-    if gate is not None and not gate.admit():
+    if not gate.admit():
         text = (
             f"more than {limits.rate:g} messages per second from this client; "
             "this message was dropped (send the latest target only)"
@@ -185,7 +161,7 @@ def handle_client_message(
 async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
     """Send hello, then updates as they come (latest state wins, rate-limited)."""
     await websocket.send_text(json.dumps(hello_message(session)))
-    bucket = TokenBucket()
+    bucket = TokenBucket(session.solver.stream_hz, burst=2.0)
     revision = session.revision
     async for update in subscription:
         for message in update.messages:
@@ -194,7 +170,8 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
         if state is None:
             continue
         # Wait for a token; a state answering a change that arrives meanwhile goes at once.
-        while (wait := bucket.delay(session.solver.stream_hz, state.revision > revision)) > 0:
+        bucket.rate = session.solver.stream_hz
+        while (wait := bucket.delay(0.0 if state.revision > revision else 1.0)) > 0:
             if subscription.closed:
                 break
             state = await subscription.newer_state(wait) or state
@@ -221,7 +198,7 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         await websocket.close(code=4429, reason="session unavailable")
         return
     limits: StreamLimits = websocket.app.state.stream_limits
-    gate = RateGate(limits.rate)
+    gate = TokenBucket(limits.rate)
     metrics = websocket.app.state.metrics
     subscription = session.subscribe(initial_state=False)
     writer = asyncio.create_task(_write(websocket, session, subscription))
