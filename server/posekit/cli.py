@@ -27,7 +27,7 @@ def first_session(robot: str | None, announce: str | None = None) -> Hook:
     async def create_first(app: FastAPI) -> None:
         manager = app.state.manager
         sessions = [s.id for s in manager.sessions()] + [
-            u.summary["id"] for u in manager.unloaded()
+            u.summary.id for u in manager.unloaded()
         ]
         if not sessions and robot is not None:
             session = await asyncio.to_thread(manager.create, {"robot": robot})

@@ -79,7 +79,7 @@ def test_idle_session_unloads_and_revives_in_the_same_state() -> None:
         assert idle.closed and not busy.closed and closed == [idle.id]
         assert [s.id for s in manager.sessions()] == [busy.id]
         [unloaded] = manager.unloaded()
-        assert unloaded.summary["id"] == idle.id and unloaded.summary["status"] == "unloaded"
+        assert unloaded.summary.id == idle.id and unloaded.summary.status == "unloaded"
         assert store.specs[idle.id] == spec  # kept in storage too
         revived = manager.get(idle.id)
         assert revived is not idle and revived.id == idle.id and not manager.unloaded()
@@ -98,7 +98,7 @@ def test_reviving_respects_the_session_limit_and_keeps_the_session() -> None:
         other = manager.create({"robot": "arm7"})
         with pytest.raises(SessionLimitReached):
             manager.get(first.id)
-        assert [u.summary["id"] for u in manager.unloaded()] == [first.id]
+        assert [u.summary.id for u in manager.unloaded()] == [first.id]
         manager.delete(other.id)
         assert manager.get(first.id).id == first.id
 

@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from posekit.api.protocol import PongMessage
 from posekit.ik.exceptions import PosekitError
 from posekit.robots import RobotRegistry
 from posekit.sessions import InvalidRequest, NameConflict, Session, SessionSpec, TaskNotFound
+from posekit.sessions.tasks_snapshot import TasksSnapshot
 from pydantic import ValidationError
 
 REGISTRY = RobotRegistry(menagerie=False)
@@ -217,8 +219,10 @@ def test_subscriptions_keep_only_the_latest_state() -> None:
         assert subscription.pending() == 2  # one state, one tasks snapshot
         update = await subscription.next()
         assert update.state is session.state and update.state.ref == "r1"
-        assert [m["type"] for m in update.messages] == ["tasks"]
-        assert update.messages[0]["tasks"][1]["params"]["cost"] == 0.003
+        assert [type(m) for m in update.messages] == [TasksSnapshot]
+        snapshot = update.messages[0]
+        assert isinstance(snapshot, TasksSnapshot)
+        assert snapshot.tasks[1].params.cost == 0.003  # type: ignore[attr-defined]
         subscription.close()
         assert session.watchers == 0
         session.close()
@@ -235,14 +239,15 @@ def test_a_state_offered_while_waiting_for_a_token_ends_the_wait() -> None:
         subscription = session.subscribe(initial_state=False)
         loop = asyncio.get_running_loop()
         assert await subscription.newer_state(0.01) is None
-        loop.call_later(0.05, subscription.offer_message, {"type": "pong"})
+        pong = PongMessage(time=0.0)
+        loop.call_later(0.05, subscription.offer_message, pong)
         loop.call_later(0.1, lambda: session.set_target("ee", {"position": [0.4, 0.1, 0.3]}, "r"))
         loop.call_later(0.15, session.step)
         # far shorter than the wait asked for
         state = await asyncio.wait_for(subscription.newer_state(60.0), 5.0)
         assert state is session.state and state.ref == "r"
         update = await subscription.next()
-        assert [m["type"] for m in update.messages] == ["pong"]
+        assert update.messages == [pong]
         assert update.state is None
         subscription.close()
         session.close()

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 import posekit
 from posekit.api.deps import ManagerDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.api.schemas import Health
+from posekit.api.protocol import Health
 from posekit.robots import RobotDescription, RobotSummary, describe_model
 from posekit.sessions.solver_settings import available_solvers
 

@@ -8,13 +8,14 @@ from fastapi import APIRouter, Body, Response, status
 
 from posekit.api.deps import EditedSessionDep, ManagerDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.api.schemas import (
+from posekit.api.protocol import (
     QResponse,
     SessionDetail,
     SessionSummary,
     SetQ,
     StateMessage,
-    session_links,
+    state_of,
+    summary_of,
 )
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
@@ -23,23 +24,17 @@ from posekit.sessions.solver_settings import SolverPatch, SolverSettings
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
 
-def summary_of(session: Session) -> SessionSummary:
-    return SessionSummary(**session.summary(), links=session_links(session.id))
-
-
 def detail_of(session: Session) -> SessionDetail:
-    return SessionDetail(
-        **session.summary(), links=session_links(session.id), state=session.state.message()
-    )
+    summary = summary_of(session.summary())
+    return SessionDetail(**summary.model_dump(), state=state_of(session.state))
 
 
 @router.get("", response_model=list[SessionSummary], summary="List sessions")
 def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
     """Every session, oldest first: live ones, and idle ones unloaded to storage
     (``status`` ``unloaded``; any request naming one revives it)."""
-    summaries = [summary_of(s) for s in manager.sessions()] + [
-        SessionSummary(**u.summary, links=session_links(u.summary["id"]))
-        for u in manager.unloaded()
+    summaries = [summary_of(s.summary()) for s in manager.sessions()] + [
+        summary_of(u.summary) for u in manager.unloaded()
     ]
     return sorted(summaries, key=lambda summary: summary.created)
 
@@ -94,7 +89,7 @@ def replace_spec(spec: SessionSpec, session: EditedSessionDep) -> SessionSpec:
 @router.get("/{session_id}/state", response_model=StateMessage, summary="Latest state")
 def read_state(session: SessionDep) -> StateMessage:
     """The latest solved state (what the stream sends as ``state``)."""
-    return StateMessage(**session.state.message())
+    return state_of(session.state)
 
 
 @router.put("/{session_id}/q", response_model=QResponse, summary="Set the configuration")

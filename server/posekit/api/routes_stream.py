@@ -4,7 +4,7 @@ Server → client (JSON objects with a ``type``):
 
 - ``hello``: once, first: the session summary, task stack, limits, solver settings and
   the latest state.
-- ``state``: solved states (see :class:`~posekit.api.schemas.StateMessage`), latest
+- ``state``: solved states (see :class:`~posekit.api.protocol.StateMessage`), latest
   wins, at most ``stream_hz`` per second on average (bursts of two; the first state
   answering a change is never held back, the next regular one waits instead).
 - ``tasks``: the task stack, limits and solver settings, after every change of them.
@@ -27,15 +27,22 @@ import contextlib
 import json
 import logging
 import time
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, WebSocket
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, status_of
-from posekit.api.schemas import session_links
+from posekit.api.protocol import (
+    CLIENT_MESSAGE,
+    ErrorMessage,
+    PingMessage,
+    PongMessage,
+    encode,
+    hello_of,
+)
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
@@ -43,59 +50,11 @@ from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.kinds import Target
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
-from posekit.sessions.types import MujocoName, Name, Quaternion, Vec3, Vector
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
 
-PROTOCOL = 1
-Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
-
-
-class TargetMessage(BaseModel):
-    """Move a task's target (same fields and validation as a REST target PATCH)."""
-
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["target"]
-    task: Name
-    position: Vec3 | None = None
-    wxyz: Quaternion | None = None
-    direction: Vec3 | None = None
-    q: Vector | None = None
-    keyframe: MujocoName | None = None
-    ref: Ref = None
-
-
-class PingMessage(BaseModel):
-    """Ask for a ``pong`` (keep-alive, round-trip time)."""
-
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["ping"]
-    ref: Ref = None
-
-
 TARGET_KEYS = ("position", "wxyz", "direction", "q", "keyframe")
-CLIENT_MESSAGE: TypeAdapter[TargetMessage | PingMessage] = TypeAdapter(
-    Annotated[TargetMessage | PingMessage, Field(discriminator="type")]
-)
-
-
-def hello_message(session: Session) -> dict[str, Any]:
-    tasks = session.tasks_message()
-    return {
-        "type": "hello",
-        "protocol": PROTOCOL,
-        "session": {**session.summary(), "links": session_links(session.id)},
-        "tasks": tasks["tasks"],
-        "limits": tasks["limits"],
-        "solver": tasks["solver"],
-        "revision": tasks["revision"],
-        "state": session.state.message(),
-    }
-
-
-def error_message(code: str, message: str, ref: Any = None) -> dict[str, Any]:
-    return {"type": "error", "code": code, "message": message, "ref": ref}
 
 
 def _ref_of(raw: str | bytes) -> Any:
@@ -121,21 +80,21 @@ def handle_client_message(
     """
     if len(raw) > limits.max_bytes:
         text = f"message of {len(raw)} bytes exceeds the limit of {limits.max_bytes} bytes"
-        subscription.offer_message(error_message("too_large", text))
+        subscription.offer_message(ErrorMessage(code="too_large", message=text))
         return "too_large"
     if not gate.admit():
         text = (
             f"more than {limits.rate:g} messages per second from this client; "
             "this message was dropped (send the latest target only)"
         )
-        subscription.offer_message(error_message("rate_limited", text, _ref_of(raw)))
+        subscription.offer_message(ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw)))
         return "rate_limited"
     ref = None
     try:
         message = CLIENT_MESSAGE.validate_json(raw)
         ref = message.ref
         if isinstance(message, PingMessage):
-            subscription.offer_message({"type": "pong", "ref": message.ref, "time": time.time()})
+            subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
             return None
         target = Target.model_construct(
             **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
@@ -150,22 +109,23 @@ def handle_client_message(
             detail = "message must be a JSON object with a 'type' (target or ping)"
         else:
             detail, _ = describe_validation(errors)
-        subscription.offer_message(error_message("invalid", detail, _ref_of(raw)))
+        subscription.offer_message(ErrorMessage(code="invalid", message=detail, ref=_ref_of(raw)))
         return "invalid"
     except PosekitError as exc:
         code = status_of(exc)[1]
-        subscription.offer_message(error_message(code, str(exc), ref))
+        subscription.offer_message(ErrorMessage(code=code, message=str(exc), ref=ref))
         return code
 
 
 async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
     """Send hello, then updates as they come (latest state wins, rate-limited)."""
-    await websocket.send_text(json.dumps(hello_message(session)))
+    hello = hello_of(session.summary(), session.tasks_snapshot(), session.state)
+    await websocket.send_text(hello.model_dump_json())
     bucket = TokenBucket(session.solver.stream_hz, burst=2.0)
     revision = session.revision
     async for update in subscription:
         for message in update.messages:
-            await websocket.send_text(json.dumps(message))
+            await websocket.send_text(encode(message))
         state = update.state
         if state is None:
             continue
@@ -179,7 +139,7 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
         revision = state.revision
         await websocket.send_text(state.json())
     reason = subscription.close_reason or "session closed"
-    await websocket.send_text(json.dumps(error_message("session_closed", reason)))
+    await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])
 
 
@@ -190,11 +150,11 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     try:
         session = await asyncio.to_thread(manager_of(websocket).get, session_id)
     except SessionNotFound as exc:
-        await websocket.send_text(json.dumps(error_message("not_found", str(exc))))
+        await websocket.send_text(ErrorMessage(code="not_found", message=str(exc)).model_dump_json())
         await websocket.close(code=4404, reason="session not found")
         return
     except PosekitError as exc:  # e.g. reviving it would exceed the session limit
-        await websocket.send_text(json.dumps(error_message(status_of(exc)[1], str(exc))))
+        await websocket.send_text(ErrorMessage(code=status_of(exc)[1], message=str(exc)).model_dump_json())
         await websocket.close(code=4429, reason="session unavailable")
         return
     limits: StreamLimits = websocket.app.state.stream_limits

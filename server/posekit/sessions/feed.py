@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
 
 from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import SignalBatch, Subscription
+from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 
 class Feed:
@@ -45,9 +45,9 @@ class Feed:
         for subscription in self._subscribers:
             subscription.offer_state(state, batch)
 
-    def offer_tasks(self, message: dict[str, Any]) -> None:
+    def offer_tasks(self, snapshot: TasksSnapshot) -> None:
         for subscription in self._subscribers:
-            subscription.offer_tasks(message)
+            subscription.offer_tasks(snapshot)
 
     def end(self, reason: str) -> None:
         """End every subscription, and every later one, with ``reason``."""

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mujoco
@@ -31,6 +31,7 @@ from posekit.ik.exceptions import InvalidKeyframe
 from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
 from posekit.robots.naming import default_keyframe
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
+from posekit.sessions.info import SessionInfo
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import SolveLoop
 from posekit.sessions.persistence import Persistence, Snapshot
@@ -38,10 +39,11 @@ from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.store import NullStore, SessionStore
+from posekit.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_SESSIONS = 256
+DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
 ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
 UNLOADED = "unloaded"
 
@@ -51,7 +53,7 @@ class UnloadedSession:
     """A session unloaded after being idle: what revives it and what lists it."""
 
     spec: dict[str, Any]
-    summary: dict[str, Any]
+    summary: SessionInfo
 
 
 class SessionManager:
@@ -282,7 +284,7 @@ class SessionManager:
     def unloaded(self) -> list[UnloadedSession]:
         """Sessions unloaded after being idle, oldest first (revived by :meth:`get`)."""
         with self._lock:
-            return sorted(self._unloaded.values(), key=lambda u: u.summary["created"])
+            return sorted(self._unloaded.values(), key=lambda u: u.summary.created)
 
     def on_session_closed(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(session_id)`` after a session is deleted or unloaded."""
@@ -324,7 +326,7 @@ class SessionManager:
                 session.close("session unloaded after being idle; open it again to revive it")
                 spec = session.spec().model_dump(mode="json")
                 self._unloaded[session.id] = UnloadedSession(
-                    spec, {**session.summary(), "status": UNLOADED, "watchers": 0}
+                    spec, replace(session.summary(), status=UNLOADED, watchers=0)
                 )
                 del self._sessions[session.id]
                 kept.append((session.id, spec))
@@ -347,7 +349,7 @@ class SessionManager:
             if unloaded is None:
                 raise SessionNotFound(session_id)
             session = self._create({"spec": unloaded.spec}, session_id, reviving=True)
-            session.created = unloaded.summary["created"]
+            session.created = unloaded.summary.created
             logger.info("revived session %s", session_id)
             return session
 

@@ -31,6 +31,7 @@ from posekit.ik.tasks import BaseTask
 from posekit.sessions import changes
 from posekit.sessions.errors import InvalidRequest
 from posekit.sessions.feed import Feed
+from posekit.sessions.info import SessionInfo
 from posekit.sessions.kinds import (
     LimitPatch,
     LimitSpecBase,
@@ -48,6 +49,7 @@ from posekit.sessions.stack import TaskStack
 from posekit.sessions.state import SessionState, Status
 from posekit.sessions.step import Plan, solve_step, task_errors
 from posekit.sessions.subscription import SignalBatch, Subscription
+from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -188,38 +190,34 @@ class Session:
                 solver=self._solver,
             )
 
-    def tasks_message(self) -> dict[str, Any]:
-        """The websocket ``tasks`` message: the task stack, limits and solver settings."""
+    def tasks_snapshot(self) -> TasksSnapshot:
+        """The task stack, limits and solver settings (the websocket ``tasks`` message)."""
         with self._lock:
-            return {
-                "type": "tasks",
-                "revision": self._revision,
-                "tasks": [s.model_dump(mode="json") for s in self._stack.task_specs()],
-                "limits": [s.model_dump(mode="json") for s in self._stack.limit_specs()],
-                "solver": self._solver.model_dump(mode="json"),
-            }
+            return TasksSnapshot(
+                self._revision, self._stack.task_specs(), self._stack.limit_specs(), self._solver
+            )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SessionInfo:
         """Identity and status, as listed by the API."""
         with self._lock:
             state = self._state
-            return {
-                "id": self.id,
-                "robot": self.robot,
-                "entry": self.entry,
-                "nq": self.nq,
-                "nv": self.nv,
-                "joint_names": [self.model.joint(j).name for j in range(self.model.njnt)],
-                "created": self.created,
-                "status": state.status,
-                "error": state.error,
-                "seq": state.seq,
-                "revision": self._revision,
-                "watchers": self.watchers,
-                "tasks": [s.name for s in self._stack.task_specs()],
-                "limits": [s.name for s in self._stack.limit_specs()],
-                "solver": self._solver.model_dump(mode="json"),
-            }
+            return SessionInfo(
+                id=self.id,
+                robot=self.robot,
+                entry=self.entry,
+                nq=self.nq,
+                nv=self.nv,
+                joint_names=[self.model.joint(j).name for j in range(self.model.njnt)],
+                created=self.created,
+                status=state.status,
+                error=state.error,
+                seq=state.seq,
+                revision=self._revision,
+                watchers=self.watchers,
+                tasks=[s.name or "" for s in self._stack.task_specs()],
+                limits=[s.name or "" for s in self._stack.limit_specs()],
+                solver=self._solver,
+            )
 
     # ================================================================= tasks
     def add_task(self, spec: TaskSpecBase | dict[str, Any]) -> TaskSpecBase:
@@ -472,7 +470,7 @@ class Session:
         self._revision += 1
         self.touch()
         if change.structural:
-            self._feed.offer_tasks(self.tasks_message())
+            self._feed.offer_tasks(self.tasks_snapshot())
         if self._loop is not None:
             self._loop.changed(self, change)
         if self._on_change is not None:

@@ -1,15 +1,22 @@
-"""The latest solved state of a session, as streamed to watchers."""
+"""The latest solved state of a session, as streamed to watchers.
+
+Its fields are defined once, here; the websocket ``state`` message is
+``{"type": "state", <the fields>}`` and its schema
+(:class:`posekit.api.protocol.StateMessage`) is checked against them by the tests.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Status = Literal["running", "converged", "failed", "paused"]
 
 
+@dataclass(slots=True)
 class SessionState:
-    """One solve step's outcome; immutable once published.
+    """One solve step's outcome; never changed once published.
 
     Attributes:
         seq: Step counter of the session (strictly increasing).
@@ -26,63 +33,28 @@ class SessionState:
             revision is newer than the previous one answers a change.
     """
 
-    __slots__ = (
-        "_json",
-        "converged",
-        "error",
-        "errors",
-        "q",
-        "ref",
-        "revision",
-        "seq",
-        "solve_us",
-        "status",
-        "time",
-    )
-
-    def __init__(
-        self,
-        seq: int,
-        time: float,
-        q: list[float],
-        errors: dict[str, float | None],
-        converged: bool,
-        status: Status,
-        error: str | None,
-        solve_us: float,
-        ref: Any = None,
-        revision: int = 0,
-    ) -> None:
-        self.seq = seq
-        self.time = time
-        self.q = q
-        self.errors = errors
-        self.converged = converged
-        self.status = status
-        self.error = error
-        self.solve_us = solve_us
-        self.ref = ref
-        self.revision = revision
-        self._json: str | None = None
+    seq: int
+    time: float
+    q: list[float]
+    errors: dict[str, float | None]
+    converged: bool
+    status: Status
+    error: str | None
+    solve_us: float
+    ref: Any = None
+    revision: int = 0
+    _json: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def message(self) -> dict[str, Any]:
         """The websocket ``state`` message."""
-        return {
-            "type": "state",
-            "seq": self.seq,
-            "time": self.time,
-            "q": self.q,
-            "errors": self.errors,
-            "converged": self.converged,
-            "status": self.status,
-            "error": self.error,
-            "solve_us": self.solve_us,
-            "ref": self.ref,
-            "revision": self.revision,
-        }
+        return {"type": "state", **{name: getattr(self, name) for name in STATE_FIELDS}}
 
     def json(self) -> str:
         """The ``state`` message as JSON text, encoded once for all watchers."""
         if self._json is None:
             self._json = json.dumps(self.message(), separators=(",", ":"))
         return self._json
+
+
+STATE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SessionState) if f.init)
+"""The fields of a state message, in order (after its ``type``)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from posekit.sessions.state import SessionState
+from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 MAX_MESSAGES = 16
 
@@ -25,7 +26,7 @@ MAX_MESSAGES = 16
 class Update:
     """What a consumer gets at once: messages first (in order), then the latest state."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[object] = field(default_factory=list)
     state: SessionState | None = None
 
 
@@ -78,8 +79,8 @@ class Subscription:
         self._on_close = on_close
         self._event = asyncio.Event()
         self._state: SessionState | None = None
-        self._tasks: dict[str, Any] | None = None
-        self._messages: deque[dict[str, Any]] = deque(maxlen=MAX_MESSAGES)
+        self._tasks: TasksSnapshot | None = None
+        self._messages: deque[object] = deque(maxlen=MAX_MESSAGES)
         self._signalled = False
         self._guard = threading.Lock()
         self.closed = False
@@ -91,13 +92,14 @@ class Subscription:
         self._state = state
         self._signal(batch)
 
-    def offer_tasks(self, snapshot: dict[str, Any], batch: SignalBatch | None = None) -> None:
+    def offer_tasks(self, snapshot: TasksSnapshot, batch: SignalBatch | None = None) -> None:
         """Replace the pending ``tasks`` snapshot and wake the consumer."""
         self._tasks = snapshot
         self._signal(batch)
 
-    def offer_message(self, message: dict[str, Any], batch: SignalBatch | None = None) -> None:
-        """Queue a message for this consumer only (the oldest is dropped beyond 16)."""
+    def offer_message(self, message: object, batch: SignalBatch | None = None) -> None:
+        """Queue a message (a protocol object) for this consumer only (the oldest is
+        dropped beyond 16)."""
         with self._guard:
             self._messages.append(message)
         self._signal(batch)
