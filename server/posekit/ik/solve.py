@@ -19,6 +19,7 @@ Limits contribute :math:`G \Delta q \le h` (or simple bounds), and tasks passed 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,12 +40,16 @@ def _check_settings(dt: float, damping: float) -> None:
         raise InvalidSolverSettings(f"damping must be a finite number >= 0, got {damping!r}")
 
 
+_DEFAULT_LIMITS: weakref.WeakKeyDictionary[Configuration, list[Limit]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _default_limits(configuration: Configuration) -> list[Limit]:
     """``[ConfigurationLimit(model)]``, built once per configuration."""
-    cached = getattr(configuration, "_default_limits", None)
+    cached = _DEFAULT_LIMITS.get(configuration)
     if cached is None:
-        cached = [ConfigurationLimit(configuration.model)]
-        configuration._default_limits = cached  # type: ignore[attr-defined]
+        cached = _DEFAULT_LIMITS[configuration] = [ConfigurationLimit(configuration.model)]
     return cached
 
 

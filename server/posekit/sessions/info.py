@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from posekit.sessions.solver_settings import SolverSettings
+
+if TYPE_CHECKING:
+    from posekit.sessions.session import Session
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,26 @@ class SessionInfo:
     tasks: list[str]
     limits: list[str]
     solver: SolverSettings
+
+    @classmethod
+    def of(cls, session: Session) -> SessionInfo:
+        """The info of a session, from its public reads (hold its lock for a snapshot)."""
+        state = session.state
+        model = session.model
+        return cls(
+            id=session.id,
+            robot=session.robot,
+            entry=session.entry,
+            nq=int(model.nq),
+            nv=int(model.nv),
+            joint_names=[model.joint(j).name for j in range(model.njnt)],
+            created=session.created,
+            status=state.status,
+            error=state.error,
+            seq=state.seq,
+            revision=session.revision,
+            watchers=session.watchers,
+            tasks=[spec.name or "" for spec in session.tasks()],
+            limits=[spec.name or "" for spec in session.limits()],
+            solver=session.solver,
+        )

@@ -29,6 +29,7 @@ from posekit.ik.configuration import Configuration
 from posekit.ik.keyframes import keyframe_q
 from posekit.ik.tasks import BaseTask
 from posekit.sessions import changes
+from posekit.sessions.built_spec import BuiltSpec
 from posekit.sessions.errors import InvalidRequest
 from posekit.sessions.feed import Feed
 from posekit.sessions.info import SessionInfo
@@ -41,11 +42,11 @@ from posekit.sessions.kinds import (
     as_limit_spec,
     as_task_spec,
 )
+from posekit.sessions.latest_state import LatestState
 from posekit.sessions.loops.solve_loop import SolveLoop, StreamCounters
 from posekit.sessions.q_check import check_q
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
-from posekit.sessions.stack import TaskStack
 from posekit.sessions.state import SessionState, Status
 from posekit.sessions.step import Plan, solve_step, task_errors
 from posekit.sessions.subscription import SignalBatch, Subscription
@@ -97,34 +98,19 @@ class Session:
         self._on_change = on_change
         self._feed = Feed()
         self._solver = spec.solver
-        self._configuration = Configuration(model, q=check_q(model, spec.q))
-        self._stack = TaskStack.from_specs(
-            model, spec.tasks, spec.limits, self._configuration, spec.solver.step_dt, max_tasks
-        )
-        # States from a solver process (see adopt) take only _state_lock, which is never
-        # held across I/O, so the pipe's reader never waits for a change being sent.
-        self._state_lock = threading.Lock()
-        self._solved_q: list[float] | None = None  # solved, not applied yet
-        self._q_revision = 0  # the revision of the last change that set q
+        built = BuiltSpec.build(spec, model, entry, max_tasks)
+        self._configuration, self._stack = built.configuration, built.stack
         self._seq = 0
         self._ref: Any = None
         self._revision = 0
         status: Status = "paused" if self._solver.paused else "running"
-        self._state = self._make_state(status, None, 0.0)
+        self._latest = LatestState(self._make_state(status, None, 0.0))
 
     # ================================================================ reading
     @property
-    def nq(self) -> int:
-        return int(self.model.nq)
-
-    @property
-    def nv(self) -> int:
-        return int(self.model.nv)
-
-    @property
     def state(self) -> SessionState:
         """The latest state (immutable)."""
-        return self._state
+        return self._latest.state
 
     @property
     def solver(self) -> SolverSettings:
@@ -200,24 +186,7 @@ class Session:
     def summary(self) -> SessionInfo:
         """Identity and status, as listed by the API."""
         with self._lock:
-            state = self._state
-            return SessionInfo(
-                id=self.id,
-                robot=self.robot,
-                entry=self.entry,
-                nq=self.nq,
-                nv=self.nv,
-                joint_names=[self.model.joint(j).name for j in range(self.model.njnt)],
-                created=self.created,
-                status=state.status,
-                error=state.error,
-                seq=state.seq,
-                revision=self._revision,
-                watchers=self.watchers,
-                tasks=[s.name or "" for s in self._stack.task_specs()],
-                limits=[s.name or "" for s in self._stack.limit_specs()],
-                solver=self._solver,
-            )
+            return SessionInfo.of(self)
 
     # ================================================================= tasks
     def add_task(self, spec: TaskSpecBase | dict[str, Any]) -> TaskSpecBase:
@@ -299,25 +268,13 @@ class Session:
                 f"the spec is for robot {spec.robot!r} ({spec.entry or 'default entry'}); "
                 f"this session runs {self.robot!r} ({self.entry})"
             )
-        configuration = Configuration(self.model, q=check_q(self.model, spec.q))
-        stack = TaskStack.from_specs(
-            self.model, spec.tasks, spec.limits, configuration, spec.solver.step_dt, self.max_tasks
-        )
-        canonical = spec.model_copy(
-            update={
-                "entry": self.entry,
-                "q": configuration.data.qpos.tolist(),
-                "tasks": stack.task_specs(),
-                "limits": stack.limit_specs(),
-            }
-        )
+        built = BuiltSpec.build(spec, self.model, self.entry, self.max_tasks)
         with self._lock:
             self._q_set_by_next_change()
-            self._configuration = configuration
-            self._stack = stack
+            self._configuration, self._stack = built.configuration, built.stack
             self._solver = spec.solver
-            self._changed(changes.ReplaceSpec(canonical))
-        return canonical
+            self._changed(changes.ReplaceSpec(built.canonical))
+        return built.canonical
 
     def set_q(self, q: object = None, keyframe: str | None = None) -> list[float]:
         """Set the configuration from ``q`` (size nq) or a keyframe name."""
@@ -343,7 +300,7 @@ class Session:
         Call from the consumer's event loop (or pass it). The feed starts with the
         latest state unless ``initial_state`` is false.
         """
-        initial = self._state if initial_state else None
+        initial = self._latest.state if initial_state else None
         return self._feed.subscribe(loop or asyncio.get_running_loop(), initial)
 
     def close(self, reason: str = "session deleted") -> None:
@@ -362,7 +319,7 @@ class Session:
         batch = batch or SignalBatch()
         with self._lock:
             if self.closed:
-                return self._state
+                return self._latest.state
             settings = self._solver
             if settings.paused:
                 state = self._make_state("paused", None, 0.0)
@@ -370,7 +327,7 @@ class Session:
                 plan = self._stack.plan()
                 outcome = solve_step(plan, self._configuration, settings)
                 state = self._make_state(outcome.status, outcome.error, outcome.solve_us, plan)
-            self._state = state
+            self._latest.publish(state)
         self._publish(state, batch)
         if own_batch:
             batch.flush()
@@ -383,21 +340,16 @@ class Session:
         older than the current one, and states solved before the latest change that set
         q (``set_q``, ``replace_spec``), are dropped: they would undo that change.
         """
-        with self._state_lock:
-            if self.closed or state.seq <= self._state.seq or state.revision < self._q_revision:
-                return
-            self._solved_q = state.q
-            self._state = state
-        self._publish(state, batch)
+        if not self.closed and self._latest.adopt(state):
+            self._publish(state, batch)
 
     def fail(self, message: str) -> None:
         """Publish a ``failed`` state computed here: the session can no longer be solved."""
         with self._lock:
             self._synced()
-            self._seq = max(self._seq, self._state.seq)
+            self._seq = max(self._seq, self._latest.state.seq)
             state = self._make_state("failed", message, 0.0)
-            with self._state_lock:
-                self._state = state
+            self._latest.publish(state)
         batch = SignalBatch()
         self._publish(state, batch)
         batch.flush()
@@ -409,7 +361,7 @@ class Session:
         with self._lock:
             if self.closed:
                 return False
-            send(self.spec(), StreamCounters(self._revision, self._state.seq, self._ref))
+            send(self.spec(), StreamCounters(self._revision, self._latest.state.seq, self._ref))
             return True
 
     def continue_from(self, counters: StreamCounters) -> None:
@@ -435,17 +387,14 @@ class Session:
 
     def _synced(self) -> Configuration:
         """The configuration, with the latest solved q applied (lock held)."""
-        with self._state_lock:
-            q, self._solved_q = self._solved_q, None
+        q = self._latest.take_solved_q()
         if q is not None:
             self._configuration.update(np.asarray(q))
         return self._configuration
 
     def _q_set_by_next_change(self) -> None:
         """The next change sets q: states solved before it no longer carry q (lock held)."""
-        with self._state_lock:
-            self._q_revision = self._revision + 1
-            self._solved_q = None
+        self._latest.q_set_at(self._revision + 1)
 
     def _make_state(
         self, status: Status, error: str | None, solve_us: float, plan: Plan | None = None

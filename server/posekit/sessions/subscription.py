@@ -48,7 +48,7 @@ class SignalBatch:
 
 def _wake_all(subscriptions: list[Subscription]) -> None:
     for subscription in subscriptions:
-        subscription._event.set()
+        subscription.wake()
 
 
 def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:
@@ -118,6 +118,10 @@ class Subscription:
             batch.add(self)
         else:
             _call_in_loop(self.loop, self._event.set)
+
+    def wake(self) -> None:
+        """Wake the consumer (call on its event loop)."""
+        self._event.set()
 
     # -------------------------------------------------------------- consumer
     def pending(self) -> int:

@@ -32,7 +32,7 @@ def check_pose_target(target: object, what: str) -> SE3:
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if norm < 1e-9:
         raise InvalidTarget(f"{what} has a zero quaternion, got {values}")
-    return SE3._wrap(np.array([w / norm, x / norm, y / norm, z / norm, *values[4:]]))
+    return SE3(np.array([w / norm, x / norm, y / norm, z / norm, *values[4:]]))
 
 
 class FrameTask(MappedFrameTask):
