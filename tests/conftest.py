@@ -1,67 +1,35 @@
-"""Shared test fixtures: where Menagerie robots come from.
-
-Menagerie models resolve from ``MENAGERIE_ROOT``; when it is unset and the shared
-checkout sits beside the repository (CI, developer machines), that checkout is used.
-A test that needs Menagerie fails in CI when no checkout is available (it never
-downloads), and skips with a reason elsewhere.
-"""
+"""Fixtures shared by every test directory (helpers live in ``support``)."""
 
 from __future__ import annotations
 
-import os
-from functools import cache
-from pathlib import Path
+from collections.abc import Iterator
 
-import mujoco
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-_SHARED_MENAGERIE = REPO_ROOT.parent / "shared" / "menagerie"
-
-if not os.environ.get("MENAGERIE_ROOT") and _SHARED_MENAGERIE.is_dir():
-    os.environ["MENAGERIE_ROOT"] = str(_SHARED_MENAGERIE)
+from support.browser import CHROMIUM, require_chromium
+from support.models import require_menagerie
+from support.servers import LiveServer
 
 
-def menagerie_available() -> bool:
-    root = os.environ.get("MENAGERIE_ROOT")
-    return bool(root) and Path(root).is_dir()
-
-
-def require_menagerie() -> None:
-    """Fail in CI, skip elsewhere, when no local Menagerie checkout is configured."""
-    if menagerie_available():
-        return
-    message = "MENAGERIE_ROOT is not set to a Menagerie checkout; tests never download models"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-# Short names used in the tests -> Menagerie registry names.
-MENAGERIE_ALIASES = {
-    "ur5e": "universal_robots_ur5e",
-    "panda": "franka_emika_panda",
-    "iiwa14": "kuka_iiwa_14",
-    "g1": "unitree_g1",
-    "h1": "unitree_h1",
-    "tidybot": "stanford_tidybot",
-}
-
-
-@cache
-def _menagerie_model(name: str, entry: str | None) -> mujoco.MjModel:
-    import mujoco_menagerie as mm
-
-    robot = mm.get(MENAGERIE_ALIASES.get(name, name))
-    return robot.model(entry or robot.default_scene)
-
-
-def menagerie_model(name: str, entry: str | None = None) -> mujoco.MjModel:
-    """A compiled Menagerie model (cached per test session; treat it as read-only)."""
+@pytest.fixture
+def _menagerie() -> None:
     require_menagerie()
-    return _menagerie_model(name, entry)
 
 
-def builtin_model(name: str) -> mujoco.MjModel:
-    """A compiled built-in model from ``models/``."""
-    return mujoco.MjModel.from_xml_path(str(REPO_ROOT / "models" / f"{name}.xml"))
+@pytest.fixture(scope="module")
+def full_app() -> Iterator[LiveServer]:
+    """The whole app (API + viewer) built from the environment, on a free port."""
+    server = LiveServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Debian chromium through Playwright (skips or fails as require_chromium)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield instance
+        instance.close()

@@ -53,14 +53,7 @@ def create_app(
         manager = manager_from(settings)
     hub = ViewerHub(manager)
     manager.on_session_closed(hub.forget)
-    metrics = Metrics()
-    metrics.gauge("posekit_sessions", "Live sessions.", lambda: float(manager.count()))
-    metrics.gauge(
-        "posekit_sessions_unloaded",
-        "Sessions unloaded after being idle (revived on their next request).",
-        lambda: float(len(manager.unloaded())),
-    )
-    manager.solve_loop.on_step = metrics.observe_step
+    metrics = metrics_of(manager)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -95,6 +88,26 @@ def create_app(
     app.state.viewer_hub = hub
     app.state.metrics = metrics
     app.state.settings = settings
+    _add_middleware(app, settings, metrics)
+    return app
+
+
+def metrics_of(manager: SessionManager) -> Metrics:
+    """The app's metrics, with the manager's gauges and its solve loop's steps."""
+    metrics = Metrics()
+    metrics.gauge("posekit_sessions", "Live sessions.", lambda: float(manager.count()))
+    metrics.gauge(
+        "posekit_sessions_unloaded",
+        "Sessions unloaded after being idle (revived on their next request).",
+        lambda: float(len(manager.unloaded())),
+    )
+    manager.solve_loop.on_step = metrics.observe_step
+    return metrics
+
+
+def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
+    """CORS (when origins are set), the token (when set), request ids and metrics
+    (outermost)."""
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -106,7 +119,6 @@ def create_app(
     if settings.token:
         app.add_middleware(TokenAuth, token=settings.token)
     app.add_middleware(RequestContext, metrics=metrics)
-    return app
 
 
 def manager_from(settings: Settings) -> SessionManager:

@@ -7,9 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from server_support import needs_menagerie
-
-pytest_plugins = ["live_server_fixtures"]
+from support.models import needs_menagerie
 
 S = "/api/sessions/{sid}"
 FRAME = {"type": "frame", "params": {"frame": "ee"}}

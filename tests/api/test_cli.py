@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import httpx
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from support.ports import free_port
 
 
 def test_posekit_up_serves_a_first_session_and_prints_its_urls() -> None:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "posekit.cli", "up", "--port", str(port), "--robot", "humanoid"],
         stdout=subprocess.PIPE,

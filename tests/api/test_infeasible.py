@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import httpx
 import numpy as np
-from server_support import LiveServer, open_stream, recv, site_pose, wait_for
-
-pytest_plugins = ["live_server_fixtures"]
+from support.servers import LiveServer
+from support.streams import next_message, open_stream, recv, site_pose
 
 
 def test_infeasible_constraint_is_reported_and_recovered_from(
@@ -35,7 +34,7 @@ def test_infeasible_constraint_is_reported_and_recovered_from(
         )
         assert response.status_code == 201, response.text
 
-        failed = wait_for(ws, lambda m: m["type"] == "state" and m["status"] == "failed")
+        failed = next_message(ws, lambda m: m["type"] == "state" and m["status"] == "failed")
         assert "no solution" in failed["error"] and "infeasible" in failed["error"]
         assert failed["q"] == q_before  # the last good q, untouched
         assert np.all(np.isfinite(failed["q"]))
@@ -43,7 +42,7 @@ def test_infeasible_constraint_is_reported_and_recovered_from(
         assert session["status"] == "failed" and "no solution" in session["error"]
 
         assert client.delete(f"/api/sessions/{arm}/limits/slow").status_code == 204
-        state = wait_for(ws, lambda m: m["type"] == "state" and m["status"] == "converged")
+        state = next_message(ws, lambda m: m["type"] == "state" and m["status"] == "converged")
         assert state["error"] is None
     position, _ = site_pose(server.manager.registry.model("arm7"), state["q"], "ee")
     assert np.linalg.norm(position - goal) < 1e-4  # a hard constraint: met exactly

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from server_support import needs_menagerie
-
-pytest_plugins = ["live_server_fixtures"]
+from support.models import needs_menagerie
 
 
 def test_listing_has_builtins_first_then_menagerie(client: httpx.Client) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from server_support import LiveServer, needs_menagerie, site_pose
-
-pytest_plugins = ["live_server_fixtures"]
+from support.models import needs_menagerie
+from support.servers import LiveServer
+from support.streams import site_pose
 
 MM = 1e-3
 

@@ -9,17 +9,16 @@ import httpx
 import mujoco
 import numpy as np
 import pytest
-from server_support import (
-    LiveServer,
+from support.servers import LiveServer
+from support.streams import (
+    next_message,
     open_stream,
     quat_to_matrix,
     recv,
     rotation_angle,
     site_pose,
-    wait_for,
 )
-
-pytest_plugins = ["live_server_fixtures"]
+from support.waiting import wait_for
 
 MM = 1e-3
 DEGREE = np.pi / 180.0
@@ -62,7 +61,7 @@ def test_dragged_target_converges_within_1mm_and_1deg(
                 message["wxyz"] = goal_wxyz
             ws.send(json.dumps(message))
             time.sleep(0.02)
-        state = wait_for(
+        state = next_message(
             ws,
             lambda m: m["type"] == "state" and m["ref"] == 9 and m["status"] == "converged",
             what="converged state after the last target",
@@ -86,11 +85,11 @@ def test_live_reweighting_changes_the_solution(
             f"/api/sessions/{arm}/tasks/ee", json={"position_cost": 0.0, "orientation_cost": 0.0}
         )
         assert response.status_code == 200, response.text
-        tasks = wait_for(ws, lambda m: m["type"] == "tasks", what="tasks message")
+        tasks = next_message(ws, lambda m: m["type"] == "tasks", what="tasks message")
         ee = next(t for t in tasks["tasks"] if t["name"] == "ee")
         assert ee["params"]["position_cost"] == 0.0
         ws.send(json.dumps({"type": "target", "task": "ee", "position": goal, "ref": "far"}))
-        state = wait_for(
+        state = next_message(
             ws, lambda m: m["type"] == "state" and m["ref"] == "far" and m["converged"]
         )
         ignored, _ = site_pose(model, state["q"], "ee")
@@ -98,7 +97,7 @@ def test_live_reweighting_changes_the_solution(
 
         client.patch(f"/api/sessions/{arm}/tasks/ee", json={"position_cost": [1, 1, 1]})
         ws.send(json.dumps({"type": "target", "task": "ee", "position": goal, "ref": "again"}))
-        state = wait_for(
+        state = next_message(
             ws, lambda m: m["type"] == "state" and m["ref"] == "again" and m["converged"]
         )
         reached, _ = site_pose(model, state["q"], "ee")
@@ -128,20 +127,20 @@ def test_tasks_added_and_removed_while_streaming(
         }
         response = client.post(f"/api/sessions/{arm}/tasks", json=look)
         assert response.status_code == 201, response.text
-        tasks = wait_for(ws, lambda m: m["type"] == "tasks", what="tasks message after add")
+        tasks = next_message(ws, lambda m: m["type"] == "tasks", what="tasks message after add")
         assert [t["name"] for t in tasks["tasks"]] == ["ee", "posture", "camera"]
-        state = wait_for(ws, lambda m: m["type"] == "state" and "camera" in m["errors"])
+        state = next_message(ws, lambda m: m["type"] == "state" and "camera" in m["errors"])
         assert isinstance(state["errors"]["camera"], float)
 
         assert client.delete(f"/api/sessions/{arm}/tasks/camera").status_code == 204
-        tasks = wait_for(ws, lambda m: m["type"] == "tasks", what="tasks message after delete")
+        tasks = next_message(ws, lambda m: m["type"] == "tasks", what="tasks message after delete")
         assert [t["name"] for t in tasks["tasks"]] == ["ee", "posture"]
         ws.send(
             json.dumps(
                 {"type": "target", "task": "ee", "position": start["position"], "ref": "back"}
             )
         )
-        state = wait_for(ws, lambda m: m["type"] == "state" and m["ref"] == "back")
+        state = next_message(ws, lambda m: m["type"] == "state" and m["ref"] == "back")
         assert set(state["errors"]) == {"ee", "posture"}
 
 
@@ -157,13 +156,13 @@ def test_two_watchers_stay_in_sync(server: LiveServer, client: httpx.Client, arm
         def done(m: dict) -> bool:
             return m["type"] == "state" and m["ref"] == "a1" and m["converged"]
 
-        a = wait_for(first, done)
-        b = wait_for(second, done)
+        a = next_message(first, done)
+        b = next_message(second, done)
         assert (a["seq"], a["q"]) == (b["seq"], b["q"])
 
         client.patch(f"/api/sessions/{arm}/tasks/posture", json={"cost": 0.05})
-        ta = wait_for(first, lambda m: m["type"] == "tasks")
-        tb = wait_for(second, lambda m: m["type"] == "tasks")
+        ta = next_message(first, lambda m: m["type"] == "tasks")
+        tb = next_message(second, lambda m: m["type"] == "tasks")
         assert ta == tb
         assert ta["tasks"][1]["params"]["cost"] == 0.05
 
@@ -172,13 +171,6 @@ def _watchers(client: httpx.Client, session_id: str) -> int:
     return client.get(f"/api/sessions/{session_id}").json()["watchers"]
 
 
-def _eventually(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def test_disconnects_mid_stream_are_cleaned_up(
@@ -203,10 +195,10 @@ def test_disconnects_mid_stream_are_cleaned_up(
         if i == 10:
             rude.socket.close()  # no close frame: the TCP connection just drops
         time.sleep(0.02)
-    assert _eventually(lambda: _watchers(client, arm) == 1)
-    wait_for(driver, lambda m: m["type"] == "state")  # the remaining watcher still streams
+    wait_for(lambda: _watchers(client, arm) == 1)
+    next_message(driver, lambda m: m["type"] == "state")  # the remaining watcher still streams
     driver.close()
-    assert _eventually(lambda: _watchers(client, arm) == 0)
+    wait_for(lambda: _watchers(client, arm) == 0)
     assert client.get("/api/health").status_code == 200
 
 
@@ -294,12 +286,12 @@ def test_bad_websocket_messages_get_errors_and_change_nothing(
         recv(ws)
         for raw, code, ref in bad:
             ws.send(raw)
-            error = wait_for(ws, lambda m: m["type"] == "error", what=f"error for {raw[:40]}")
+            error = next_message(ws, lambda m: m["type"] == "error", what=f"error for {raw[:40]}")
             assert error["code"] == code, (raw[:60], error)
             assert error["ref"] == ref
             assert error["message"]
         ws.send(json.dumps({"type": "ping", "ref": "still-open"}))
-        assert wait_for(ws, lambda m: m["type"] == "pong")["ref"] == "still-open"
+        assert next_message(ws, lambda m: m["type"] == "pong")["ref"] == "still-open"
     assert client.get(f"/api/sessions/{arm}/spec").json() == before
 
 
@@ -308,10 +300,10 @@ def test_deleting_a_session_closes_its_streams(server: LiveServer, client: httpx
     with open_stream(server, session_id) as ws:
         recv(ws)
         assert client.delete(f"/api/sessions/{session_id}").status_code == 204
-        error = wait_for(ws, lambda m: m["type"] == "error")
+        error = next_message(ws, lambda m: m["type"] == "error")
         assert error["code"] == "session_closed"
         with pytest.raises(Exception):  # noqa: B017 - the server closes with 4410
-            wait_for(ws, lambda m: False, timeout=5.0)
+            next_message(ws, lambda m: False, timeout=5.0)
         assert ws.close_code == 4410
 
 

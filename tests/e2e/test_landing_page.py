@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import httpx
-from e2e.browser_support import FullAppServer, browser, full_app  # noqa: F401
+from support.servers import LiveServer
 
 GROUPS = """() => {
   const shown = {};
@@ -20,8 +20,8 @@ GROUPS = """() => {
 
 
 def test_landing_page_starts_a_session_and_opens_its_viewer(
-    full_app: FullAppServer,  # noqa: F811
-    browser: Any,  # noqa: F811
+    full_app: LiveServer,
+    browser: Any,
 ) -> None:
     page = browser.new_page()
     page.goto(full_app.base_url + "/")

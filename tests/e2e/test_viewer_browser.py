@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import mujoco
 import numpy as np
-from conftest import builtin_model
-from e2e.browser_support import FullAppServer, browser, full_app  # noqa: F401
-from tests_support import wait_for
+from support.models import builtin_model
+from support.servers import LiveServer
+from support.waiting import wait_for
 from websockets.sync.client import connect
 
 NODE_POSITION = """(name) => {
@@ -76,8 +76,8 @@ def _converged_q(api: httpx.Client, session_id: str) -> list[float]:
 
 
 def test_landing_page_to_a_shared_viewer(
-    full_app: FullAppServer,  # noqa: F811
-    browser: Any,  # noqa: F811
+    full_app: LiveServer,
+    browser: Any,
 ) -> None:
     api = httpx.Client(base_url=full_app.base_url, timeout=30.0)
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])

@@ -12,7 +12,7 @@ import numpy as np
 import posekit
 import posekit as mink
 import pytest
-from conftest import builtin_model
+from support.models import builtin_model
 
 ARM = builtin_model("arm7")
 HUMANOID = builtin_model("humanoid")

@@ -6,10 +6,9 @@ import mujoco
 import numpy as np
 import posekit
 import pytest
-from conftest import menagerie_model
 from posekit.ik.exceptions import LimitDefinitionError
 from posekit.ik.limits.collision_avoidance_limit import CollisionAvoidanceLimit
-from tests_support import random_configuration
+from support.models import menagerie_model, random_configuration
 
 DT = 0.01
 

@@ -7,8 +7,8 @@ import numpy as np
 import posekit
 import pytest
 import qpsolvers
-from conftest import builtin_model
 from posekit import SE3
+from support.models import builtin_model
 
 ARM = builtin_model("arm7")
 EQUALITY_XML = """

@@ -6,9 +6,8 @@ import mujoco
 import numpy as np
 import posekit
 import pytest
-from conftest import builtin_model, menagerie_model
 from posekit.ik.limits.limit import bounds_as_rows
-from tests_support import random_configuration
+from support.models import builtin_model, menagerie_model, random_configuration
 
 ARM = builtin_model("arm7")
 BALL_XML = """

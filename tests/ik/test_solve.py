@@ -10,10 +10,9 @@ import posekit
 import proxsuite
 import pytest
 import qpsolvers
-from conftest import builtin_model, menagerie_model
 from inline_models import COUPLED_XML, TINY_XML
 from posekit.ik.solve import assemble_qp
-from tests_support import random_configuration
+from support.models import builtin_model, menagerie_model, random_configuration
 
 ARM = builtin_model("arm7")
 HUMANOID = builtin_model("humanoid")

@@ -12,10 +12,9 @@ import mujoco
 import numpy as np
 import posekit
 import pytest
-from conftest import builtin_model, menagerie_model
 from inline_models import COUPLED_XML, TINY_XML
 from posekit import SE3
-from tests_support import random_configuration
+from support.models import builtin_model, menagerie_model, random_configuration
 
 EPS = 1e-6
 

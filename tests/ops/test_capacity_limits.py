@@ -15,8 +15,8 @@ from posekit.api.token_bucket import TokenBucket
 from posekit.sessions.errors import SessionLimitReached, TaskLimitReached
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.store import MemoryStore
-from server_process import ServerProcess
-from tests_support import wait_for
+from support.servers import ServerProcess
+from support.waiting import wait_for
 from websockets.sync.client import connect
 
 

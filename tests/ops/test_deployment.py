@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_process import ServerProcess
-from tests_support import wait_for
+from support.servers import ServerProcess
+from support.waiting import wait_for
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 

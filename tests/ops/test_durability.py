@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-from server_process import ServerProcess
+from support.servers import ServerProcess
 
 ROUNDS = 10
 ADDS_PER_ROUND = 24

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from e2e.browser_support import FullAppServer
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+from support.servers import LiveServer
 
-server = FullAppServer().start()
+server = LiveServer().start()
 schema = schemathesis.openapi.from_url(f"{server.base_url}/openapi.json")
 
 

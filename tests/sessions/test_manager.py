@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -15,28 +14,22 @@ from posekit.sessions import (
     SessionManager,
     SessionNotFound,
 )
+from support.waiting import wait_for
 
 REGISTRY = RobotRegistry(menagerie=False)
 
 
-def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 def test_sessions_park_when_converged_and_wake_on_change() -> None:
     with SessionManager(REGISTRY) as manager:
         session = manager.create({"robot": "arm7"})
-        assert eventually(lambda: session.state.status == "converged")
+        wait_for(lambda: session.state.status == "converged")
         parked_seq = session.state.seq
         time.sleep(0.2)  # a parked session is not stepped at all
         assert session.state.seq == parked_seq
         session.set_target("ee", {"position": [0.45, 0.15, 0.3]}, ref=7)
-        assert eventually(lambda: session.state.ref == 7 and session.state.converged)
+        wait_for(lambda: session.state.ref == 7 and session.state.converged)
         assert session.state.seq > parked_seq + 1
 
 
@@ -46,8 +39,8 @@ def test_many_active_sessions_all_make_progress() -> None:
         start = {s.id: s.state.seq for s in sessions}
         for i, session in enumerate(sessions):
             session.set_target("ee", {"position": [0.4, 0.2 * np.sin(i), 0.3]})
-        assert eventually(lambda: all(s.state.seq > start[s.id] + 3 for s in sessions))
-        assert eventually(lambda: all(s.state.status == "converged" for s in sessions))
+        wait_for(lambda: all(s.state.seq > start[s.id] + 3 for s in sessions))
+        wait_for(lambda: all(s.state.status == "converged" for s in sessions))
 
 
 def test_deleted_sessions_stop_and_are_forgotten() -> None:
@@ -84,7 +77,7 @@ def test_store_hook_saves_deletes_and_restores() -> None:
         gone = manager.create({"robot": "humanoid"})
         assert set(store.specs) == {kept.id, gone.id}
         kept.patch_task("posture", {"cost": 0.5})
-        assert eventually(lambda: store.specs[kept.id]["tasks"][1]["params"]["cost"] == 0.5)
+        wait_for(lambda: store.specs[kept.id]["tasks"][1]["params"]["cost"] == 0.5)
         manager.delete(gone.id)
         assert set(store.specs) == {kept.id}
         expected = kept.spec().model_dump(mode="json")

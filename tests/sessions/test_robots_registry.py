@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import menagerie_model
 from posekit.robots import RobotNotFound, RobotRegistry, default_preset, end_effectors
+from support.models import menagerie_model
 
 
 def test_listing_does_no_io(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

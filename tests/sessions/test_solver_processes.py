@@ -23,7 +23,8 @@ from posekit.sessions.changes import RemoveTask, SetTarget
 from posekit.sessions.kinds import Target
 from posekit.sessions.loops.messages import Replay, Solved, States
 from posekit.sessions.loops.solver_processes import SolverProcesses
-from tests_support import random_configuration, wait_for
+from support.models import random_configuration
+from support.waiting import wait_for
 
 REGISTRY = RobotRegistry(menagerie=False)
 ARM = REGISTRY.model("arm7")

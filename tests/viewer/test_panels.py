@@ -1,7 +1,7 @@
 """The viewer's panels act through the session (as REST does) and follow it.
 
 Browser changes are simulated by running each widget's callbacks with a client, as
-viser does for a browser's message (see ``viewer_support``). Checks that compare the
+viser does for a browser's message (see ``support.viewers``). Checks that compare the
 session across time pause its solver first.
 """
 
@@ -14,26 +14,19 @@ import pytest
 from posekit.sessions.session_spec import SessionSpec
 from posekit_viewer.panel_support import Follower
 from posekit_viewer.session_viewer import SessionViewer
-from tests_support import wait_for
-from viewer.viewer_support import (  # noqa: F401  (fixtures)
-    FakeClient,
-    browser_clicks,
-    browser_sets,
-    manager,
-    settled,
-    viewer,
-)
+from support.viewers import FakeClient, browser_clicks, browser_sets, settled
+from support.waiting import wait_for
 from viser._gui_handles import UploadedFile
 
 
-def _tasks_shown(viewer: SessionViewer, *names: str) -> dict:  # noqa: F811
+def _tasks_shown(viewer: SessionViewer, *names: str) -> dict:
     return wait_for(
         lambda: set(names) <= set(viewer.panels.tasks.widgets) and viewer.panels.tasks.widgets,
         what=f"task widgets for {names}",
     )
 
 
-def test_cost_slider_and_exact_number_patch_the_task(viewer: SessionViewer) -> None:  # noqa: F811
+def test_cost_slider_and_exact_number_patch_the_task(viewer: SessionViewer) -> None:
     widgets = _tasks_shown(viewer, "ee")["ee"]
     slider, number = widgets["position_cost"]
     client = FakeClient()
@@ -52,7 +45,7 @@ def test_cost_slider_and_exact_number_patch_the_task(viewer: SessionViewer) -> N
     assert not client.notifications
 
 
-def test_a_rejected_panel_change_notifies_and_changes_nothing(viewer: SessionViewer) -> None:  # noqa: F811
+def test_a_rejected_panel_change_notifies_and_changes_nothing(viewer: SessionViewer) -> None:
     widgets = _tasks_shown(viewer, "ee")["ee"]
     before = viewer.session.task("ee")
     client = FakeClient()
@@ -63,7 +56,7 @@ def test_a_rejected_panel_change_notifies_and_changes_nothing(viewer: SessionVie
     wait_for(lambda: float(widgets["position_cost"][1].value) == before.params.position_cost)
 
 
-def test_panels_follow_changes_made_over_rest(viewer: SessionViewer) -> None:  # noqa: F811
+def test_panels_follow_changes_made_over_rest(viewer: SessionViewer) -> None:
     _tasks_shown(viewer, "ee")
     viewer.session.patch_task("ee", {"position_cost": 4.25, "gain": 0.3, "enabled": False})
     widgets = viewer.panels.tasks.widgets["ee"]
@@ -79,7 +72,7 @@ def test_panels_follow_changes_made_over_rest(viewer: SessionViewer) -> None:  #
     wait_for(lambda: "ee" not in viewer.panels.tasks.widgets)
 
 
-def test_remove_button_and_add_task_form(viewer: SessionViewer) -> None:  # noqa: F811
+def test_remove_button_and_add_task_form(viewer: SessionViewer) -> None:
     widgets = _tasks_shown(viewer, "ee")
     client = FakeClient()
     browser_clicks(widgets["ee"]["remove"], client)
@@ -115,7 +108,7 @@ def test_remove_button_and_add_task_form(viewer: SessionViewer) -> None:  # noqa
     assert client.notifications and "no_such_site" in client.notifications[0][1]
 
 
-def test_limit_panel_edits_and_follows_the_limits(viewer: SessionViewer) -> None:  # noqa: F811
+def test_limit_panel_edits_and_follows_the_limits(viewer: SessionViewer) -> None:
     panel = viewer.panels.limits
     session = viewer.session
     client = FakeClient()
@@ -164,7 +157,7 @@ def test_limit_panel_edits_and_follows_the_limits(viewer: SessionViewer) -> None
     assert client.notifications and "avoid_link7_link2" in client.notifications[0][1]
 
 
-def test_solver_panel_sets_the_solver(viewer: SessionViewer) -> None:  # noqa: F811
+def test_solver_panel_sets_the_solver(viewer: SessionViewer) -> None:
     widgets = viewer.panels.solver.widgets
     client = FakeClient()
     browser_sets(widgets["paused"], True, client)
@@ -177,7 +170,7 @@ def test_solver_panel_sets_the_solver(viewer: SessionViewer) -> None:  # noqa: F
     assert client.notifications
 
 
-def test_joint_sliders_pose_the_robot_and_follow_q(viewer: SessionViewer) -> None:  # noqa: F811
+def test_joint_sliders_pose_the_robot_and_follow_q(viewer: SessionViewer) -> None:
     viewer.session.set_solver({"paused": True})  # keep a hand-made pose
     wait_for(lambda: settled(viewer))
     address, slider = viewer.panels.joints.sliders["joint2"]
@@ -189,7 +182,7 @@ def test_joint_sliders_pose_the_robot_and_follow_q(viewer: SessionViewer) -> Non
     wait_for(lambda: abs(float(slider.value) + 0.4) < 1e-3, what="slider follows q")
 
 
-def test_session_panel_keyframe_save_and_viewers(viewer: SessionViewer) -> None:  # noqa: F811
+def test_session_panel_keyframe_save_and_viewers(viewer: SessionViewer) -> None:
     panel = viewer.panels.session
     client = FakeClient()
     viewer.session.set_solver({"paused": True})
@@ -210,7 +203,7 @@ def test_session_panel_keyframe_save_and_viewers(viewer: SessionViewer) -> None:
     wait_for(lambda: "Solve time" in panel.solve_time.content)
 
 
-def test_an_uploaded_spec_replaces_the_session_or_is_refused(viewer: SessionViewer) -> None:  # noqa: F811
+def test_an_uploaded_spec_replaces_the_session_or_is_refused(viewer: SessionViewer) -> None:
     load = viewer.panels.session.load
     client = FakeClient()
     spec = viewer.session.spec().model_dump(mode="json")
@@ -227,7 +220,7 @@ def test_an_uploaded_spec_replaces_the_session_or_is_refused(viewer: SessionView
     assert viewer.session.spec() == before
 
 
-def test_display_switches_the_optional_layers(viewer: SessionViewer) -> None:  # noqa: F811
+def test_display_switches_the_optional_layers(viewer: SessionViewer) -> None:
     display = viewer.panels.display
     renderer = viewer.renderer
     client = FakeClient()
@@ -243,7 +236,7 @@ def test_display_switches_the_optional_layers(viewer: SessionViewer) -> None:  #
         assert not any(h.visible for h in handles())
 
 
-def test_the_error_plot_tracks_every_task(viewer: SessionViewer) -> None:  # noqa: F811
+def test_the_error_plot_tracks_every_task(viewer: SessionViewer) -> None:
     plot = viewer.panels.errors
     wait_for(lambda: plot.tasks == ("ee", "posture"))
     viewer.session.add_task({"type": "com", "name": "com"})

@@ -13,7 +13,7 @@ import httpx
 import msgspec
 import pytest
 import viser
-from e2e.browser_support import FullAppServer, full_app  # noqa: F401  (fixture)
+from support.servers import LiveServer
 from viser import _messages
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
@@ -27,18 +27,18 @@ CAMERA = _messages.ViewerCameraMessage(
 
 
 @pytest.fixture
-def session_id(full_app: FullAppServer) -> Iterator[str]:  # noqa: F811
+def session_id(full_app: LiveServer) -> Iterator[str]:
     response = httpx.post(f"{full_app.base_url}/api/sessions", json={"robot": "arm7"})
     assert response.status_code == 201, response.text
     yield response.json()["id"]
     httpx.delete(f"{full_app.base_url}/api/sessions/{response.json()['id']}")
 
 
-def _socket_url(app: FullAppServer, session_id: str) -> str:
+def _socket_url(app: LiveServer, session_id: str) -> str:
     return app.base_url.replace("http", "ws", 1) + f"/viewer/{session_id}"
 
 
-def test_the_viewer_page_and_its_relayed_socket(full_app: FullAppServer, session_id: str) -> None:  # noqa: F811
+def test_the_viewer_page_and_its_relayed_socket(full_app: LiveServer, session_id: str) -> None:
     page = httpx.get(f"{full_app.base_url}/viewer/{session_id}")
     assert page.status_code == 200
     assert "Viser client" in page.text
@@ -80,7 +80,7 @@ def test_the_viewer_page_and_its_relayed_socket(full_app: FullAppServer, session
                 socket.recv(timeout=15)
 
 
-def test_an_unknown_session_has_no_viewer(full_app: FullAppServer) -> None:  # noqa: F811
+def test_an_unknown_session_has_no_viewer(full_app: LiveServer) -> None:
     assert httpx.get(f"{full_app.base_url}/viewer/no-such-session").status_code == 404
     try:
         with connect(_socket_url(full_app, "no-such-session"), subprotocols=[PROTOCOL]) as socket:
@@ -92,7 +92,7 @@ def test_an_unknown_session_has_no_viewer(full_app: FullAppServer) -> None:  # n
 
 
 def test_a_viewer_that_cannot_revive_its_session_is_refused_cleanly(
-    full_app: FullAppServer,  # noqa: F811
+    full_app: LiveServer,
     session_id: str,
 ) -> None:
     manager = full_app.app.state.manager

@@ -6,7 +6,6 @@ import mujoco
 import numpy as np
 import pytest
 import viser
-from conftest import builtin_model, menagerie_model
 from posekit_viewer.mjcf_scene import (
     VISUAL_GROUPS,
     body_meshes,
@@ -16,8 +15,8 @@ from posekit_viewer.mjcf_scene import (
     geom_rgba,
 )
 from posekit_viewer.scene_renderer import SceneRenderer
-from tests_support import random_configuration
-from viewer.viewer_support import MessageLog
+from support.models import builtin_model, menagerie_model, random_configuration
+from support.viewers import MessageLog
 
 PRIMITIVES_XML = """
 <mujoco><compiler angle="radian"/><worldbody>

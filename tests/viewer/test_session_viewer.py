@@ -14,28 +14,18 @@ import numpy as np
 import pytest
 from posekit.sessions import SessionManager
 from posekit_viewer.session_viewer import SessionViewer
-from tests_support import wait_for
-from viewer.viewer_support import (  # noqa: F401  (fixtures)
-    FakeClient,
-    MessageLog,
-    close,
-    drag_end,
-    drag_start,
-    drag_to,
-    manager,
-    settled,
-    viewer,
-)
+from support.viewers import FakeClient, MessageLog, close, drag_end, drag_start, drag_to, settled
+from support.waiting import wait_for
 
 DOWN = [0.0, 1.0, 0.0, 0.0]  # tool pointing down
 
 
-def _pause(viewer: SessionViewer) -> None:  # noqa: F811
+def _pause(viewer: SessionViewer) -> None:
     viewer.session.set_solver({"paused": True})
     wait_for(lambda: settled(viewer), what="paused session drawn")
 
 
-def test_preset_tasks_get_gizmos_at_their_targets(viewer: SessionViewer) -> None:  # noqa: F811
+def test_preset_tasks_get_gizmos_at_their_targets(viewer: SessionViewer) -> None:
     wait_for(lambda: "ee" in viewer.gizmos.names)
     target = viewer.session.task("ee").target
     handle = viewer.gizmos.handle("ee")
@@ -43,7 +33,7 @@ def test_preset_tasks_get_gizmos_at_their_targets(viewer: SessionViewer) -> None
     np.testing.assert_allclose(np.abs(np.dot(handle.wxyz, target.wxyz)), 1.0, atol=1e-9)
 
 
-def test_gizmo_kinds_follow_the_task_type(viewer: SessionViewer) -> None:  # noqa: F811
+def test_gizmo_kinds_follow_the_task_type(viewer: SessionViewer) -> None:
     session = viewer.session
     session.add_task({"type": "look_at", "name": "look", "params": {"frame": "wrist_cam"},
                       "target": {"position": [0.6, 0.2, 0.1]}})  # fmt: skip
@@ -66,7 +56,7 @@ def test_gizmo_kinds_follow_the_task_type(viewer: SessionViewer) -> None:  # noq
                                session.task("com").target.position, atol=1e-9)  # fmt: skip
 
 
-def test_a_task_added_over_rest_shows_its_gizmo_and_follows_it(viewer: SessionViewer) -> None:  # noqa: F811
+def test_a_task_added_over_rest_shows_its_gizmo_and_follows_it(viewer: SessionViewer) -> None:
     viewer.session.add_task(
         {
             "type": "look_at",
@@ -84,7 +74,7 @@ def test_a_task_added_over_rest_shows_its_gizmo_and_follows_it(viewer: SessionVi
     assert "/targets/look" not in viewer.server.scene._handle_from_node_name
 
 
-def test_a_gizmo_drag_reaches_the_session_and_moves_q(viewer: SessionViewer) -> None:  # noqa: F811
+def test_a_gizmo_drag_reaches_the_session_and_moves_q(viewer: SessionViewer) -> None:
     wait_for(lambda: "ee" in viewer.gizmos.names)
     wait_for(lambda: viewer.session.state.converged, what="preset converged")
     q_before = np.array(viewer.session.q)
@@ -97,7 +87,7 @@ def test_a_gizmo_drag_reaches_the_session_and_moves_q(viewer: SessionViewer) -> 
              what="q moved toward the dragged target")  # fmt: skip
 
 
-def test_a_dragged_gizmo_never_jumps_and_follows_once_released(viewer: SessionViewer) -> None:  # noqa: F811
+def test_a_dragged_gizmo_never_jumps_and_follows_once_released(viewer: SessionViewer) -> None:
     wait_for(lambda: "ee" in viewer.gizmos.names)
     _pause(viewer)
     handle = viewer.gizmos.handle("ee")
@@ -115,7 +105,7 @@ def test_a_dragged_gizmo_never_jumps_and_follows_once_released(viewer: SessionVi
     np.testing.assert_allclose(viewer.session.task("ee").target.position, [0.30, 0.2, 0.40])
 
 
-def test_a_rejected_drag_changes_nothing_and_the_gizmo_returns(viewer: SessionViewer) -> None:  # noqa: F811
+def test_a_rejected_drag_changes_nothing_and_the_gizmo_returns(viewer: SessionViewer) -> None:
     wait_for(lambda: "ee" in viewer.gizmos.names)
     _pause(viewer)
     before = viewer.session.spec()
@@ -131,7 +121,7 @@ def test_a_rejected_drag_changes_nothing_and_the_gizmo_returns(viewer: SessionVi
 
 
 def test_relative_and_direction_targets_round_trip_through_the_gizmo(
-    viewer: SessionViewer,  # noqa: F811
+    viewer: SessionViewer,
 ) -> None:
     viewer.session.add_task(
         {"type": "relative_frame", "name": "rel", "params": {"frame": "ee", "root": "link2"}}
@@ -151,7 +141,7 @@ def test_relative_and_direction_targets_round_trip_through_the_gizmo(
 
 
 def test_scene_and_gizmos_change_in_one_atomic_update_only_when_needed(
-    viewer: SessionViewer,  # noqa: F811
+    viewer: SessionViewer,
 ) -> None:
     wait_for(lambda: "ee" in viewer.gizmos.names)
     _pause(viewer)
@@ -179,7 +169,7 @@ def test_scene_and_gizmos_change_in_one_atomic_update_only_when_needed(
     assert not log.kinds() & {"GlbMessage", "MeshMessage"}, "geometry re-uploaded"
 
 
-def test_the_viewer_stops_with_its_session(manager: SessionManager) -> None:  # noqa: F811
+def test_the_viewer_stops_with_its_session(manager: SessionManager) -> None:
     session = manager.create({"robot": "arm7"})
     live = SessionViewer(session, "http://test/viewer/x")
     port = live.port
@@ -190,7 +180,7 @@ def test_the_viewer_stops_with_its_session(manager: SessionManager) -> None:  # 
     live.stop()  # idempotent
 
 
-def test_load_spec_replaces_the_session_or_changes_nothing(viewer: SessionViewer) -> None:  # noqa: F811
+def test_load_spec_replaces_the_session_or_changes_nothing(viewer: SessionViewer) -> None:
     spec = viewer.session.spec().model_dump(mode="json")
     spec["tasks"] = [t for t in spec["tasks"] if t["type"] == "posture"]
     spec["q"][0] = 0.5

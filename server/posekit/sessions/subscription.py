@@ -148,7 +148,7 @@ class Subscription:
             self._event.clear()
             try:
                 await asyncio.wait_for(self._event.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
         return self.take_state()
 

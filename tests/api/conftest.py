@@ -1,11 +1,8 @@
-"""Pytest plugin: live servers for the API tests, and a fresh arm session per test.
+"""Fixtures of the API tests: live servers, and a fresh arm session per test.
 
 Every API test runs twice: against a server solving in a thread of its own process
 (``Scheduler``) and against one solving in a solver process (``SolverProcesses``, the
 default of ``posekit up``).
-
-Test modules load it with ``pytest_plugins = ["live_server_fixtures"]`` (a
-``conftest.py`` below ``tests/`` would shadow the root one, which other tests import).
 """
 
 from __future__ import annotations
@@ -14,10 +11,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import require_menagerie
 from posekit.sessions import Scheduler, SessionManager
 from posekit.sessions.loops.solver_processes import SolverProcesses
-from server_support import LiveServer
+from support.servers import LiveServer
 
 SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}  # each with a default registry
 
@@ -44,8 +40,3 @@ def arm(client: httpx.Client) -> Iterator[str]:
     session_id = response.json()["id"]
     yield session_id
     client.delete(f"/api/sessions/{session_id}")
-
-
-@pytest.fixture
-def _menagerie() -> None:
-    require_menagerie()

@@ -1,24 +1,15 @@
-"""Acting on a viewer as a browser would, without a browser.
-
-GUI changes run the widget's callbacks with a client, exactly as viser does when a
-browser's update message arrives; gizmo drags go through viser's own message
-handlers on its event loop. Importable as ``viewer.viewer_support``; test modules
-import the ``manager`` and ``viewer`` fixtures from here.
-"""
+"""Driving a viser viewer without a browser: fake clients, widget events, gizmo drags,
+and a log of the scene messages a viser server queues."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pytest
 import viser
-from posekit.sessions import SessionManager
-from posekit_viewer.session_viewer import SessionViewer
 from viser import _messages
 from viser._gui_handles import GuiEvent
 
@@ -93,24 +84,6 @@ def settled(viewer: Any) -> bool:
 def close(a: Any, b: Any, atol: float = 1e-9) -> bool:
     """Whether two vectors are equal within ``atol``."""
     return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), atol=atol))
-
-
-@pytest.fixture
-def manager() -> Iterator[SessionManager]:
-    """A started session manager (solve loop running), shut down after the test."""
-    sessions = SessionManager()
-    sessions.start()
-    yield sessions
-    sessions.shutdown()
-
-
-@pytest.fixture
-def viewer(manager: SessionManager) -> Iterator[SessionViewer]:
-    """The viewer of a session on the built-in arm with its preset tasks (ee, posture)."""
-    session = manager.create({"robot": "arm7"})
-    live = SessionViewer(session, "http://test/viewer/x")
-    yield live
-    live.stop()
 
 
 class MessageLog:

@@ -1,67 +1,17 @@
-"""A real uvicorn server on a free loopback port, in a thread, plus client helpers.
-
-Importable as ``server_support`` (``tests`` is on the pytest path).
-"""
+"""Websocket stream clients of a live server, and pose helpers to check solved states."""
 
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import mujoco
 import numpy as np
-import pytest
-import uvicorn
-from posekit.app import create_app
-from posekit.sessions import SessionManager
-from posekit.settings import Settings
 from websockets.sync.client import ClientConnection, connect
 
-# Tests that load Menagerie robots (the fixture lives in live_server_fixtures).
-needs_menagerie = pytest.mark.usefixtures("_menagerie")
-
-
-class LiveServer:
-    """``create_app(manager)`` served by uvicorn on ``127.0.0.1:<free port>``."""
-
-    def __init__(self, manager: SessionManager | None = None) -> None:
-        self.manager = manager if manager is not None else SessionManager()
-        self.app = create_app(Settings.from_env({}), manager=self.manager)
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", 0))
-        self.port = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            self.app, log_level="warning", ws_max_size=1 << 20, ws_per_message_deflate=False
-        )
-        self.server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def ws_url(self, session_id: str) -> str:
-        return f"ws://127.0.0.1:{self.port}/api/sessions/{session_id}/stream"
-
-    def start(self) -> LiveServer:
-        self._thread.start()
-        deadline = time.monotonic() + 20.0
-        while not self.server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self._thread.join(20.0)
+from support.servers import LiveServer
 
 
 def open_stream(server: LiveServer, session_id: str) -> ClientConnection:
@@ -74,7 +24,7 @@ def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     return json.loads(ws.recv(timeout=timeout))
 
 
-def wait_for(
+def next_message(
     ws: ClientConnection,
     predicate: Callable[[dict[str, Any]], bool],
     timeout: float = 10.0,

@@ -1,0 +1,12 @@
+"""Helpers shared by the tests (``tests`` is on the pytest path: ``from support.x import y``).
+
+- :mod:`support.models`: built-in and Menagerie models, random configurations;
+- :mod:`support.waiting`: polling until a condition holds;
+- :mod:`support.servers`: the app in a thread (``LiveServer``) or ``posekit up`` in a
+  subprocess (``ServerProcess``), on a free loopback port;
+- :mod:`support.streams`: websocket stream clients and pose helpers;
+- :mod:`support.viewers`: driving a viser viewer without a browser;
+- :mod:`support.browser`: Debian's chromium for the browser tests.
+
+Fixtures live in the ``conftest.py`` files only.
+"""

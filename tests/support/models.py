@@ -1,0 +1,97 @@
+"""Models for the tests: built-in ones, Menagerie robots, random configurations.
+
+Menagerie models resolve from ``MENAGERIE_ROOT``; when it is unset and the shared
+checkout sits beside the repository (CI, developer machines), that checkout is used.
+A test that needs Menagerie fails in CI when no checkout is available (it never
+downloads), and skips with a reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+_SHARED_MENAGERIE = REPO_ROOT.parent / "shared" / "menagerie"
+
+if not os.environ.get("MENAGERIE_ROOT") and _SHARED_MENAGERIE.is_dir():
+    os.environ["MENAGERIE_ROOT"] = str(_SHARED_MENAGERIE)
+
+
+def menagerie_available() -> bool:
+    root = os.environ.get("MENAGERIE_ROOT")
+    return bool(root) and Path(root).is_dir()
+
+
+def require_menagerie() -> None:
+    """Fail in CI, skip elsewhere, when no local Menagerie checkout is configured."""
+    if menagerie_available():
+        return
+    message = "MENAGERIE_ROOT is not set to a Menagerie checkout; tests never download models"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+# Short names used in the tests -> Menagerie registry names.
+MENAGERIE_ALIASES = {
+    "ur5e": "universal_robots_ur5e",
+    "panda": "franka_emika_panda",
+    "iiwa14": "kuka_iiwa_14",
+    "g1": "unitree_g1",
+    "h1": "unitree_h1",
+    "tidybot": "stanford_tidybot",
+}
+
+
+@cache
+def _menagerie_model(name: str, entry: str | None) -> mujoco.MjModel:
+    import mujoco_menagerie as mm
+
+    robot = mm.get(MENAGERIE_ALIASES.get(name, name))
+    return robot.model(entry or robot.default_scene)
+
+
+def menagerie_model(name: str, entry: str | None = None) -> mujoco.MjModel:
+    """A compiled Menagerie model (cached per test session; treat it as read-only)."""
+    require_menagerie()
+    return _menagerie_model(name, entry)
+
+
+def builtin_model(name: str) -> mujoco.MjModel:
+    """A compiled built-in model from ``models/``."""
+    return mujoco.MjModel.from_xml_path(str(REPO_ROOT / "models" / f"{name}.xml"))
+
+
+def random_configuration(
+    model: mujoco.MjModel, rng: np.random.Generator, margin: float = 0.05
+) -> np.ndarray:
+    """A random ``qpos`` within joint limits (free joints: random position and orientation)."""
+    q = model.qpos0.copy()
+    for j in range(model.njnt):
+        adr = model.jnt_qposadr[j]
+        kind = model.jnt_type[j]
+        if kind == mujoco.mjtJoint.mjJNT_FREE:
+            q[adr : adr + 3] = rng.uniform(-0.5, 0.5, 3) + np.array([0.0, 0.0, 1.0])
+            quat = rng.normal(size=4)
+            q[adr + 3 : adr + 7] = quat / np.linalg.norm(quat)
+        elif kind == mujoco.mjtJoint.mjJNT_BALL:
+            axis = rng.normal(size=3)
+            axis /= np.linalg.norm(axis)
+            limit = model.jnt_range[j, 1] if model.jnt_limited[j] else np.pi
+            angle = rng.uniform(0.0, max(limit - margin, 0.0))
+            q[adr : adr + 4] = np.concatenate(([np.cos(angle / 2)], np.sin(angle / 2) * axis))
+        else:
+            lo, hi = model.jnt_range[j] if model.jnt_limited[j] else (-np.pi, np.pi)
+            span = hi - lo
+            q[adr] = rng.uniform(lo + margin * span, hi - margin * span)
+    return q
+
+
+needs_menagerie = pytest.mark.usefixtures("_menagerie")
+"""Mark a test that loads Menagerie robots (the ``_menagerie`` fixture is in conftest)."""
