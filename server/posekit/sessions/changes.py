@@ -2,83 +2,62 @@
 
 A session turns each change it accepts into one of these values, canonical (names given,
 targets complete), so that applying it to a session in the previous state (a mirror in
-a solver process) gives the same state. They are plain frozen dataclasses of pydantic
-models and lists: they pickle across the process boundary. :func:`apply` is the one way
-to apply them.
+a solver process) gives the same state. They are named tuples of pydantic models and
+lists: they pickle across the process boundary cheaply. :func:`apply` is the one way to
+apply them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from posekit.sessions.kinds import LimitPatch, LimitSpecBase, Target, TaskPatch, TaskSpecBase
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch
 
 
-@dataclass(frozen=True)
-class AddTask:
+class AddTask(NamedTuple):
     spec: TaskSpecBase  # with its name and canonical target
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class PatchTask:
+class PatchTask(NamedTuple):
     name: str
     patch: TaskPatch
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class SetTarget:
+class SetTarget(NamedTuple):
     task: str
     target: Target  # canonical
     ref: Any = None
-    structural: ClassVar[bool] = False
 
 
-@dataclass(frozen=True)
-class RemoveTask:
+class RemoveTask(NamedTuple):
     name: str
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class AddLimit:
+class AddLimit(NamedTuple):
     spec: LimitSpecBase  # with its name
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class PatchLimit:
+class PatchLimit(NamedTuple):
     name: str
     patch: LimitPatch
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class RemoveLimit:
+class RemoveLimit(NamedTuple):
     name: str
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class SetSolver:
+class SetSolver(NamedTuple):
     patch: SolverPatch
-    structural: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class SetQ:
+class SetQ(NamedTuple):
     q: list[float]  # checked: size nq, finite, unit quaternions
-    structural: ClassVar[bool] = False
 
 
-@dataclass(frozen=True)
-class ReplaceSpec:
+class ReplaceSpec(NamedTuple):
     spec: SessionSpec  # canonical
-    structural: ClassVar[bool] = True
 
 
 Change = (
@@ -93,8 +72,13 @@ Change = (
     | SetQ
     | ReplaceSpec
 )
-"""Any accepted change; ``structural`` ones change the task stack, a weight or the solver
-settings (watchers get a ``tasks`` message), the others move a target or q."""
+"""Any accepted change."""
+
+
+def is_structural(change: Change) -> bool:
+    """Whether ``change`` changes the task stack, a weight or the solver settings (watchers
+    then get a ``tasks`` message); the others move a target or q."""
+    return not isinstance(change, SetTarget | SetQ)
 
 
 class Editable(Protocol):

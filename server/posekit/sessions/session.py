@@ -418,7 +418,7 @@ class Session:
         """Record an accepted change (lock held): tell the loop and the subscribers."""
         self._revision += 1
         self.touch()
-        if change.structural:
+        if changes.is_structural(change):
             self._feed.offer_tasks(self.tasks_snapshot())
         if self._loop is not None:
             self._loop.changed(self, change)

@@ -13,7 +13,7 @@ around every call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import mujoco
 
@@ -206,7 +206,7 @@ class TaskStack:
         entry = self.task(name)
         merged = self._merge_target(entry.spec, name, target)
         task_kind(entry.spec).apply_target(entry.task, merged)
-        self._tasks[name] = replace(entry, spec=entry.spec.model_copy(update={"target": merged}))
+        self._tasks[name] = TaskEntry(entry.spec.model_copy(update={"target": merged}), entry.task)
         return merged
 
     def remove_task(self, name: str) -> None:
