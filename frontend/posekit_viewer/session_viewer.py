@@ -1,7 +1,8 @@
 """One session's viewer: its own viser server, scene, gizmos and panels.
 
-The viser server listens on 127.0.0.1 only, on a free port; browsers reach it through
-the app's relay at ``/viewer/{sid}`` (one external port). Everyone on the link shares
+The viser server listens on a Unix-domain socket in a private directory, never on a TCP
+port (:mod:`posekit_viewer.private_socket`); browsers reach it only through the app's
+relay at ``/viewer/{sid}``, behind the token (one external port). Everyone on the link shares
 the scene and the panels. A render thread follows the session at most ``fps`` times a
 second: when the session produced a new state or accepted a change, it writes the body
 poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
@@ -10,7 +11,9 @@ poses and the gizmos in one ``server.atomic()`` update; the panels follow at mos
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 import time
 
@@ -21,6 +24,7 @@ from posekit.sessions.subscription import Subscription
 
 from posekit_viewer.gizmos import TargetGizmos
 from posekit_viewer.panels import SessionPanels
+from posekit_viewer.private_socket import start_private_viser
 from posekit_viewer.scene_renderer import SceneRenderer
 
 logger = logging.getLogger(__name__)
@@ -39,7 +43,7 @@ class SessionViewer:
 
     def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
         self.session = session
-        self.server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
+        self.server, self.socket_path = start_private_viser()
         self.renderer = SceneRenderer(self.server, session.model)
         self.gizmos = TargetGizmos(self.server, session)
         self.panels = SessionPanels(self.server, session, link, self.renderer)
@@ -56,11 +60,6 @@ class SessionViewer:
         self._thread = threading.Thread(target=self._run, name=f"viewer-{session.id}", daemon=True)
         if start:
             self._thread.start()
-
-    @property
-    def port(self) -> int:
-        """Loopback port of this viewer's viser server."""
-        return self.server.get_port()
 
     @property
     def viewers(self) -> int:
@@ -144,3 +143,5 @@ class SessionViewer:
             subscription.close()
         self._watching.clear()
         self.server.stop()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.socket_path)

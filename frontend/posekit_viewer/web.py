@@ -26,7 +26,7 @@ from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.manager import SessionManager
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import unix_connect
 
 from posekit_viewer.hub import ViewerHub
 
@@ -78,25 +78,26 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
             return
         await websocket.accept(subprotocol=protocol)
         limits: StreamLimits = websocket.app.state.stream_limits
-        await relay(websocket, viewer.port, protocol, TokenBucket(limits.rate))
+        await relay(websocket, viewer.socket_path, protocol, TokenBucket(limits.rate))
 
     return router
 
 
 async def relay(
-    browser: WebSocket, port: int, protocol: str | None, gate: TokenBucket | None = None
+    browser: WebSocket, socket_path: str, protocol: str | None, gate: TokenBucket | None = None
 ) -> None:
     """Pump frames both ways between the browser and the viser server until either
     closes; browser frames wait for ``gate`` (rate backpressure) when one is given."""
     try:
-        upstream = await connect(
-            f"ws://127.0.0.1:{port}",
-            subprotocols=[protocol] if protocol else None,  # type: ignore[list-item]
+        upstream = await unix_connect(
+            socket_path,
+            uri="ws://localhost/",
+            subprotocols=[protocol] if protocol else None,
             max_size=RELAY_MAX_BYTES,
             compression=None,
         )
     except (OSError, websockets.WebSocketException) as error:
-        logger.warning("viewer relay could not reach viser on port %s: %s", port, error)
+        logger.warning("viewer relay could not reach viser at %s: %s", socket_path, error)
         await browser.close(code=1011, reason="viewer unavailable")
         return
 
