@@ -13,10 +13,12 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import posekit
 from posekit.api.app import DESCRIPTION, TAGS, Hook, call_hook, install_api
 from posekit.api.observability import Metrics, RequestContext, configure_logging
+from posekit.api.origin_check import WebSocketOriginCheck
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
 from posekit.robots import RobotRegistry
@@ -106,8 +108,14 @@ def metrics_of(manager: SessionManager) -> Metrics:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
-    """CORS (when origins are set), the token (when set), request ids and metrics
-    (outermost)."""
+    """From the outside in: request ids and metrics, the ``Host`` check, CORS (so that
+    preflights are answered before the token is asked for), the websocket ``Origin``
+    check, the token. (Starlette runs the middleware added last first.)"""
+    if settings.token:
+        app.add_middleware(
+            TokenAuth, token=settings.token, trust_forwarded_proto=settings.trust_proxy
+        )
+    app.add_middleware(WebSocketOriginCheck, allowed_origins=settings.cors_origins)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -116,8 +124,7 @@ def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
             allow_headers=["*"],
             allow_credentials=True,
         )
-    if settings.token:
-        app.add_middleware(TokenAuth, token=settings.token)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.served_hosts())
     app.add_middleware(RequestContext, metrics=metrics)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
-from posekit.settings import Settings
+from posekit.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from posekit.api.app import Hook
@@ -99,7 +99,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         demo()
         return
-    serve(args.host, args.port, None if args.robot == "none" else args.robot)
+    try:
+        serve(args.host, args.port, None if args.robot == "none" else args.robot)
+    except SettingsError as error:
+        raise SystemExit(f"posekit: {error}") from None
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_DB`` | unset | SQLite file of the sessions; unset = nothing persisted |
 | ``POSEKIT_TOKEN`` | unset | access token; unset = open access |
 | ``POSEKIT_CORS_ORIGINS`` | unset | comma-separated allowed origins; unset = CORS closed |
+| ``POSEKIT_ALLOWED_HOSTS`` | unset | comma-separated ``Host`` names served (``*`` = any); unset = the loopback names when bound to loopback, else any |
+| ``POSEKIT_TRUST_PROXY`` | ``false`` | honour ``X-Forwarded-Proto`` (behind a TLS proxy: the token cookie is then ``Secure``) |
 | ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond) |
 | ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (409 beyond) |
 | ``POSEKIT_MAX_BODY_BYTES`` | ``1048576`` | request body size at most (413 beyond) |
@@ -18,7 +20,8 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
 | ``POSEKIT_SOLVER_PROCESSES`` | ``1`` | processes that solve the sessions (0 = a thread of the server process) |
 
-A blank variable means its default.
+A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is refused
+(it would silently mean open access).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "POSEKIT_"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class SettingsError(ValueError):
@@ -47,6 +51,8 @@ class Settings(BaseSettings):
     db: str | None = None
     token: str | None = None
     cors_origins: Annotated[tuple[str, ...], NoDecode] = ()
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
+    trust_proxy: bool = False
     max_sessions: int = Field(100, ge=1)
     max_tasks: int = Field(64, ge=1)
     max_body_bytes: int = Field(1 << 20, ge=1)
@@ -55,12 +61,29 @@ class Settings(BaseSettings):
     idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
     solver_processes: int = Field(1, ge=0)
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
-            return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+            return tuple(item.strip() for item in value.split(",") if item.strip())
         return value
+
+    @field_validator("token")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank (unset it for open access)")
+        return value
+
+    def served_hosts(self) -> list[str]:
+        """The ``Host`` names to serve: the configured ones, else the loopback names when
+        bound to loopback (a tokenless local server cannot be reached through DNS
+        rebinding), else any."""
+        if self.allowed_hosts:
+            return list(self.allowed_hosts)
+        if self.host in LOOPBACK_HOSTS:
+            return sorted(LOOPBACK_HOSTS)
+        return ["*"]
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -70,7 +93,8 @@ class Settings(BaseSettings):
         values = {
             name: raw.strip()
             for name in cls.model_fields
-            if (raw := env.get(f"{ENV_PREFIX}{name.upper()}")) is not None and raw.strip()
+            if (raw := env.get(f"{ENV_PREFIX}{name.upper()}")) is not None
+            and (raw.strip() or name == "token")
         }
         try:
             return cls.model_validate(values)
@@ -94,4 +118,6 @@ def _requirement(error: Any) -> str:
         return "must be an integer"
     if error["type"].startswith(("float", "finite")):
         return "must be a number >= 0"
+    if error["type"] == "value_error":
+        return str(context.get("error", error["msg"]))
     return f"is invalid ({error['msg']})"

@@ -81,8 +81,12 @@ def test_the_token_guards_rest_websocket_and_viewer() -> None:
             "id"
         ]
         assert httpx.get(f"{server.url}/viewer/{sid}").status_code == 401
-        page = httpx.get(f"{server.url}/viewer/{sid}?token=s3cret")
-        assert page.status_code == 200 and "posekit_token" in page.headers["set-cookie"]
+        link = httpx.get(f"{server.url}/viewer/{sid}?token=s3cret")
+        assert link.status_code == 307 and link.headers["location"] == f"/viewer/{sid}"
+        assert "posekit_token" in link.headers["set-cookie"]
+        with httpx.Client(base_url=server.url, follow_redirects=True) as browser:
+            page = browser.get(f"/viewer/{sid}?token=s3cret")  # the cookie carries it on
+            assert page.status_code == 200 and page.url.query == b""
         assert (
             httpx.get(f"{server.url}/viewer/{sid}", cookies={"posekit_token": "s3cret"}).status_code
             == 200

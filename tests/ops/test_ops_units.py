@@ -72,7 +72,13 @@ async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
 def _scope(
     path: str = "/api/sessions", headers: list | None = None, query: bytes = b"", kind: str = "http"
 ) -> dict:
-    return {"type": kind, "path": path, "headers": headers or [], "query_string": query}
+    return {
+        "type": kind,
+        "path": path,
+        "method": "GET",
+        "headers": headers or [],
+        "query_string": query,
+    }
 
 
 def test_token_is_required_and_accepted_three_ways() -> None:
@@ -81,12 +87,20 @@ def test_token_is_required_and_accepted_three_ways() -> None:
     assert _call(app, _scope(headers=[(b"authorization", b"Bearer wrong")]))[0]["status"] == 401
     assert _call(app, _scope(headers=[(b"authorization", b"Bearer s3cret")]))[0]["status"] == 200
     assert _call(app, _scope(headers=[(b"cookie", b"posekit_token=s3cret")]))[0]["status"] == 200
-    with_query = _call(app, _scope(query=b"token=s3cret"))[0]
-    assert with_query["status"] == 200
+    with_query = _call(app, _scope(query=b"token=s3cret&x=1"))[0]
+    assert with_query["status"] == 307  # the token leaves the URL (and the history)
+    assert (b"location", b"/api/sessions?x=1") in with_query["headers"]
     assert (
         b"set-cookie",
         b"posekit_token=s3cret; Path=/; HttpOnly; SameSite=Strict",
     ) in with_query["headers"]
+    behind_tls = _call(
+        TokenAuth(_ok_app, "s3cret", trust_forwarded_proto=True),
+        _scope(query=b"token=s3cret", headers=[(b"x-forwarded-proto", b"https")]),
+    )[0]
+    assert any(k == b"set-cookie" and v.endswith(b"; Secure") for k, v in behind_tls["headers"])
+    ws_query = _call(app, _scope(kind="websocket", query=b"token=s3cret"))
+    assert ws_query[0]["status"] == 200  # websockets may give it in the query
     assert _call(app, _scope(path="/api/health"))[0]["status"] == 200
     refused = _call(app, _scope(kind="websocket"))
     assert refused == [{"type": "websocket.close", "code": 4401, "reason": "access token required"}]

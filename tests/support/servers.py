@@ -26,12 +26,16 @@ REPO = Path(__file__).resolve().parents[2]
 class LiveServer:
     """``create_app()`` served by uvicorn on ``127.0.0.1:<free port>``, in a thread.
 
-    With a ``manager``, it serves that manager's sessions (default settings otherwise);
-    without one, the app builds its own from the ``POSEKIT_*`` environment.
+    With a ``manager``, it serves that manager's sessions (default settings unless
+    ``settings`` are given); without one, the app builds its own from ``settings`` or the
+    ``POSEKIT_*`` environment.
     """
 
-    def __init__(self, manager: SessionManager | None = None) -> None:
-        settings = Settings.from_env({}) if manager is not None else None
+    def __init__(
+        self, manager: SessionManager | None = None, settings: Settings | None = None
+    ) -> None:
+        if settings is None and manager is not None:
+            settings = Settings.from_env({})
         self.app = create_app(settings, manager=manager)
         self.manager: SessionManager = self.app.state.manager
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -1,11 +1,13 @@
 """Access control: a shared token on every REST call, websocket and viewer page.
 
 With a token configured, a request is let in when it carries it as
-``Authorization: Bearer <token>``, as ``?token=<token>`` (a browser link: the response
-then sets an HttpOnly cookie so the page's own requests and websockets carry it), or
-as that cookie. Everything else gets 401 (HTTP) or has its websocket handshake refused
-(HTTP 403, before any message is exchanged). ``/api/health`` stays open for health checks.
-Tokens are compared in constant time.
+``Authorization: Bearer <token>``, as that cookie, or as ``?token=<token>``: a browser
+link (``GET``) is then redirected (307) to the same URL without the token, setting an
+HttpOnly, SameSite=Strict cookie (``Secure`` under https) so the token does not stay in
+the browser's history and the page's own requests and websockets carry it; a websocket
+may give it in its query. Everything else gets 401 (HTTP) or is closed with 4401
+(websocket). ``/api/health`` stays open for health checks. Tokens are compared in
+constant time.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, urlencode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -31,11 +33,16 @@ class TokenAuth:
     """ASGI middleware requiring ``token`` on HTTP requests and websockets."""
 
     def __init__(
-        self, app: ASGIApp, token: str, on_reject: Callable[[], None] | None = None
+        self,
+        app: ASGIApp,
+        token: str,
+        on_reject: Callable[[], None] | None = None,
+        trust_forwarded_proto: bool = False,
     ) -> None:
         self.app = app
         self._token = token.encode()
         self._on_reject = on_reject
+        self._trust_forwarded_proto = trust_forwarded_proto
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope.get("path") in OPEN_PATHS:
@@ -50,7 +57,10 @@ class TokenAuth:
             await self.app(scope, receive, send)
             return
         if self._matches(query_token):
-            await self.app(scope, receive, _with_cookie(send, query_token or ""))
+            if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
+                await _redirect_with_cookie(send, scope, query_token or "", self._secure(scope, headers))
+            else:
+                await self.app(scope, receive, send)
             return
         if self._on_reject is not None:
             self._on_reject()
@@ -67,6 +77,13 @@ class TokenAuth:
             (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
             (b"content-length", str(len(body)).encode())]})  # fmt: skip
         await send({"type": "http.response.body", "body": body})
+
+    def _secure(self, scope: Scope, headers: dict[str, str]) -> bool:
+        """Whether the browser talks https (to us, or to a trusted proxy in front)."""
+        if scope.get("scheme") == "https":
+            return True
+        forwarded = headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+        return self._trust_forwarded_proto and forwarded == "https"
 
     def _matches(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(candidate.encode(), self._token)
@@ -91,14 +108,18 @@ def _cookie(headers: dict[str, str]) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-def _with_cookie(send: Send, token: str) -> Send:
-    """Wrap ``send`` so an HTTP response also sets the token cookie."""
-    cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict".encode()
-
-    async def send_with_cookie(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            message = dict(message)
-            message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie)]
-        await send(message)
-
-    return send_with_cookie
+async def _redirect_with_cookie(send: Send, scope: Scope, token: str, secure: bool) -> None:
+    """307 to the request's URL without ``token`` in its query, setting the token cookie."""
+    query = [
+        (key, value)
+        for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True)
+        if key != "token"
+    ]
+    location = scope.get("root_path", "") + scope.get("path", "/")
+    if query:
+        location += "?" + urlencode(query)
+    cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
+    await send({"type": "http.response.start", "status": 307, "headers": [
+        (b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode()),
+        (b"cache-control", b"no-store"), (b"content-length", b"0")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": b""})
