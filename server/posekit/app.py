@@ -136,6 +136,8 @@ def manager_from(settings: Settings) -> SessionManager:
         store=SQLiteStore(settings.db) if settings.db else None,
         max_sessions=settings.max_sessions,
         max_tasks=settings.max_tasks,
+        max_limits=settings.max_limits,
+        max_collision_pairs=settings.max_collision_pairs,
         idle_unload_s=settings.idle_unload_s,
         solve_loop=SolverProcesses(settings.solver_processes, registry)
         if settings.solver_processes

@@ -14,6 +14,8 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_TRUST_PROXY`` | ``false`` | honour ``X-Forwarded-Proto`` (behind a TLS proxy: the token cookie is then ``Secure``) |
 | ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond) |
 | ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (409 beyond) |
+| ``POSEKIT_MAX_LIMITS`` | ``16`` | limits per session at most (409 beyond) |
+| ``POSEKIT_MAX_COLLISION_PAIRS`` | ``2048`` | geom pairs checked by a session's collision limits together (409 beyond) |
 | ``POSEKIT_MAX_BODY_BYTES`` | ``1048576`` | request body size at most (413 beyond) |
 | ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | API stream message size at most (refused with an error reply) |
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
@@ -55,6 +57,8 @@ class Settings(BaseSettings):
     trust_proxy: bool = False
     max_sessions: int = Field(100, ge=1)
     max_tasks: int = Field(64, ge=1)
+    max_limits: int = Field(16, ge=1)
+    max_collision_pairs: int = Field(2048, ge=1)
     max_body_bytes: int = Field(1 << 20, ge=1)
     ws_max_bytes: int = Field(1 << 16, ge=1)
     ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)

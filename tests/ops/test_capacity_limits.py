@@ -11,8 +11,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from posekit.api.errors import status_of
 from posekit.api.token_bucket import TokenBucket
-from posekit.sessions.errors import SessionLimitReached, TaskLimitReached
+from posekit.sessions.errors import (
+    CollisionPairsCapReached,
+    LimitCapReached,
+    SessionLimitReached,
+    TaskLimitReached,
+)
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.store import MemoryStore
 from support.servers import ServerProcess
@@ -34,6 +40,35 @@ def test_token_bucket_admits_a_burst_then_the_rate(monkeypatch: pytest.MonkeyPat
     assert sum(gate.admit() for _ in range(10)) == 4
     unlimited = TokenBucket(0.0)
     assert all(unlimited.admit() for _ in range(1000))
+
+
+HANDS_AND_LEGS = [[["left_hand", "right_hand"], ["left_thigh", "right_thigh", "left_shin", "right_shin"]]]  # 8 pairs
+HANDS = [[["left_hand"], ["right_hand"]]]  # 1 pair
+
+
+def test_limit_and_collision_pair_caps_refuse_and_change_nothing() -> None:
+    """One client cannot make its session check unbounded limits or geom pairs."""
+    with SessionManager(max_limits=3, max_collision_pairs=8) as manager:
+        session = manager.create({"robot": "humanoid", "preset": False})  # + configuration
+        session.add_limit({"type": "collision_avoidance", "params": {"geom_pairs": HANDS_AND_LEGS}})
+        before = session.spec()
+        with pytest.raises(CollisionPairsCapReached, match="at most 8 collision pairs"):
+            session.add_limit({"type": "collision_avoidance", "params": {"geom_pairs": HANDS}})
+        assert session.spec().limits == before.limits
+        name = before.limits[-1].name
+        session.patch_limit(name, {"geom_pairs": HANDS})  # 1 pair now: room for 7 more
+        session.add_limit({"type": "collision_avoidance", "params": {"geom_pairs": HANDS}})
+        before = session.spec()
+        with pytest.raises(LimitCapReached, match="at most 3 limits"):
+            session.add_limit({"type": "velocity", "params": {"velocities": {"waist": 1.0}}})
+        assert session.spec().limits == before.limits
+        too_many = before.model_dump(mode="json")
+        too_many["limits"].append({"type": "velocity", "params": {"velocities": {"waist": 1.0}}})
+        with pytest.raises(LimitCapReached):
+            session.replace_spec(too_many)
+        assert session.spec().limits == before.limits
+    assert status_of(CollisionPairsCapReached(9, 8)) == (409, "too_many_collision_pairs")
+    assert status_of(LimitCapReached(4, 3)) == (409, "too_many_limits")
 
 
 def _arm_spec(manager: SessionManager) -> dict:

@@ -5,7 +5,8 @@ exception                                    status  code
 ==========================================  ======  ==================
 SessionNotFound, TaskNotFound, RobotNotFound  404     not_found
 NameConflict                                 409     conflict
-TaskLimitReached                             409     too_many_tasks
+StackFull (tasks, limits, collision pairs)   409     too_many_tasks, too_many_limits,
+                                                     too_many_collision_pairs
 SessionLimitReached                          429     too_many_sessions
 RobotUnavailable                             503     robot_unavailable
 any other PosekitError (bad frame, joint…)   422     invalid
@@ -31,7 +32,7 @@ from posekit.sessions.errors import (
     NameConflict,
     NotFound,
     SessionLimitReached,
-    TaskLimitReached,
+    StackFull,
 )
 
 logger = logging.getLogger(__name__)
@@ -72,8 +73,8 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 404, "not_found"
     if isinstance(exc, NameConflict):
         return 409, "conflict"
-    if isinstance(exc, TaskLimitReached):
-        return 409, "too_many_tasks"
+    if isinstance(exc, StackFull):
+        return 409, exc.code
     if isinstance(exc, SessionLimitReached):
         return 429, "too_many_sessions"
     if isinstance(exc, RobotUnavailable):

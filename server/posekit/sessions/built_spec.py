@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import mujoco
 
 from posekit.ik.configuration import Configuration
+from posekit.sessions.caps import StackCaps
 from posekit.sessions.q_check import check_q
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.stack import TaskStack
@@ -23,12 +24,12 @@ class BuiltSpec:
 
     @classmethod
     def build(
-        cls, spec: SessionSpec, model: mujoco.MjModel, entry: str, max_tasks: int | None
+        cls, spec: SessionSpec, model: mujoco.MjModel, entry: str, caps: StackCaps
     ) -> BuiltSpec:
         """Build everything (every name and value is checked; nothing is shared)."""
         configuration = Configuration(model, q=check_q(model, spec.q))
         stack = TaskStack.from_specs(
-            model, spec.tasks, spec.limits, configuration, spec.solver.step_dt, max_tasks
+            model, spec.tasks, spec.limits, configuration, spec.solver.step_dt, caps
         )
         canonical = spec.model_copy(
             update={

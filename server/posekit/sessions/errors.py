@@ -54,16 +54,45 @@ class SessionLimitReached(PosekitError):
     """The server already runs its maximum number of sessions."""
 
 
-class TaskLimitReached(PosekitError):
-    """The session already holds its maximum number of tasks."""
+class StackFull(PosekitError):
+    """The change would put more in the session's stack than a session may hold."""
 
-    def __init__(self, count: int, maximum: int) -> None:
+    code = "stack_full"
+
+    def __init__(self, what: str, count: int, maximum: int) -> None:
         super().__init__(
-            f"a session holds at most {maximum} tasks and this one would hold {count}; "
-            "remove a task first"
+            f"a session holds at most {maximum} {what} and this one would hold {count}; "
+            "remove some first"
         )
         self.count = count
         self.maximum = maximum
+
+
+class TaskLimitReached(StackFull):
+    """The session already holds its maximum number of tasks."""
+
+    code = "too_many_tasks"
+
+    def __init__(self, count: int, maximum: int) -> None:
+        super().__init__("tasks", count, maximum)
+
+
+class LimitCapReached(StackFull):
+    """The session already holds its maximum number of limits."""
+
+    code = "too_many_limits"
+
+    def __init__(self, count: int, maximum: int) -> None:
+        super().__init__("limits", count, maximum)
+
+
+class CollisionPairsCapReached(StackFull):
+    """The session's collision-avoidance limits would check too many geom pairs."""
+
+    code = "too_many_collision_pairs"
+
+    def __init__(self, count: int, maximum: int) -> None:
+        super().__init__("collision pairs", count, maximum)
 
 
 class InvalidRequest(PosekitError, ValueError):

@@ -30,6 +30,7 @@ import mujoco
 from posekit.ik.exceptions import InvalidKeyframe
 from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
 from posekit.robots.naming import default_keyframe
+from posekit.sessions.caps import StackCaps
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.loops.scheduler import Scheduler
@@ -65,7 +66,8 @@ class SessionManager:
         max_sessions: Live sessions at most; creating or reviving more is refused
             (:class:`SessionLimitReached`).
         max_tasks: Tasks per session at most (:class:`TaskLimitReached` beyond); None
-            for no limit.
+            for no limit. ``max_limits`` and ``max_collision_pairs`` likewise for limits
+            and the geom pairs of collision avoidance (409 beyond).
         idle_unload_s: Unload sessions without watchers that nobody used for this
             many seconds (0: never).
         flush_interval: Seconds between two saves of a changed session (and between
@@ -83,6 +85,8 @@ class SessionManager:
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_tasks: int | None = None,
+        max_limits: int | None = None,
+        max_collision_pairs: int | None = None,
         idle_unload_s: float = 0.0,
         flush_interval: float = 0.5,
         solve_loop: SolveLoop | None = None,
@@ -91,6 +95,7 @@ class SessionManager:
         self.store: SessionStore = store if store is not None else NullStore()
         self.max_sessions = max_sessions
         self.max_tasks = max_tasks
+        self.caps = StackCaps(max_tasks, max_limits, max_collision_pairs)
         self.idle_unload_s = idle_unload_s
         self.solve_loop: SolveLoop = solve_loop if solve_loop is not None else Scheduler()
         self._sessions: dict[str, Session] = {}
@@ -183,7 +188,7 @@ class SessionManager:
             entry,
             scheduler=self.solve_loop,
             on_change=self._mark_dirty if self._persistence.enabled else None,
-            max_tasks=self.max_tasks,
+            caps=self.caps,
         )
         with self._lock:
             self._check_capacity()

@@ -30,6 +30,7 @@ from posekit.ik.keyframes import keyframe_q
 from posekit.ik.tasks import BaseTask
 from posekit.sessions import changes
 from posekit.sessions.built_spec import BuiltSpec
+from posekit.sessions.caps import UNLIMITED, StackCaps
 from posekit.sessions.errors import InvalidRequest
 from posekit.sessions.feed import Feed
 from posekit.sessions.info import SessionInfo
@@ -70,8 +71,8 @@ class Session:
         entry: The model's entry point (stored in exported specs).
         scheduler: The solve loop; without one, call :meth:`step` yourself.
         on_change: Called after every accepted change and when the session parks.
-        max_tasks: The task stack holds at most this many tasks
-            (:class:`TaskLimitReached` beyond); None for no limit.
+        caps: What the task stack may hold (tasks, limits, collision pairs;
+            :class:`StackFull` errors beyond); no limit by default.
     """
 
     def __init__(
@@ -83,7 +84,7 @@ class Session:
         *,
         scheduler: SolveLoop | None = None,
         on_change: Callable[[Session], None] | None = None,
-        max_tasks: int | None = None,
+        caps: StackCaps = UNLIMITED,
     ) -> None:
         self.id = session_id
         self.robot = spec.robot
@@ -92,13 +93,13 @@ class Session:
         self.created = time.time()
         self.last_used = time.monotonic()
         self.closed = False
-        self.max_tasks = max_tasks
+        self.caps = caps
         self._lock = threading.RLock()
         self._loop = scheduler
         self._on_change = on_change
         self._feed = Feed()
         self._solver = spec.solver
-        built = BuiltSpec.build(spec, model, entry, max_tasks)
+        built = BuiltSpec.build(spec, model, entry, caps)
         self._configuration, self._stack = built.configuration, built.stack
         self._seq = 0
         self._ref: Any = None
@@ -268,7 +269,7 @@ class Session:
                 f"the spec is for robot {spec.robot!r} ({spec.entry or 'default entry'}); "
                 f"this session runs {self.robot!r} ({self.entry})"
             )
-        built = BuiltSpec.build(spec, self.model, self.entry, self.max_tasks)
+        built = BuiltSpec.build(spec, self.model, self.entry, self.caps)
         with self._lock:
             self._q_set_by_next_change()
             self._configuration, self._stack = built.configuration, built.stack

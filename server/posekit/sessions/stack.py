@@ -20,8 +20,11 @@ import mujoco
 from posekit.ik.configuration import Configuration
 from posekit.ik.limits import Limit
 from posekit.ik.tasks import BaseTask, KineticEnergyRegularizationTask, Task
+from posekit.sessions.caps import UNLIMITED, StackCaps
 from posekit.sessions.errors import (
+    CollisionPairsCapReached,
     InvalidRequest,
+    LimitCapReached,
     LimitNotFound,
     NameConflict,
     TaskLimitReached,
@@ -51,10 +54,11 @@ class TaskEntry:
 
 @dataclass(frozen=True)
 class LimitEntry:
-    """A limit: its spec (with its name) and its engine limit."""
+    """A limit: its spec (with its name), its engine limit and the geom pairs it checks."""
 
     spec: LimitSpecBase
     limit: Limit
+    pairs: int = 0
 
 
 def free_name(base: str, taken: Mapping[str, object]) -> str:
@@ -74,12 +78,12 @@ class TaskStack:
     Args:
         model: The robot model (read only).
         dt: The step duration [s] (kinetic-energy tasks need it).
-        max_tasks: At most this many tasks (:class:`TaskLimitReached` beyond); None: no limit.
+        caps: What the stack may hold (:class:`StackFull` errors beyond).
     """
 
-    def __init__(self, model: mujoco.MjModel, dt: float, max_tasks: int | None = None) -> None:
+    def __init__(self, model: mujoco.MjModel, dt: float, caps: StackCaps = UNLIMITED) -> None:
         self.model = model
-        self.max_tasks = max_tasks
+        self.caps = caps
         self._dt = dt
         self._tasks: dict[str, TaskEntry] = {}
         self._limits: dict[str, LimitEntry] = {}
@@ -93,19 +97,21 @@ class TaskStack:
         limits: list[LimitSpecBase],
         configuration: Configuration,
         dt: float,
-        max_tasks: int | None = None,
+        caps: StackCaps = UNLIMITED,
     ) -> TaskStack:
         """A stack holding ``tasks`` and ``limits`` (two with the same name: :class:`NameConflict`)."""
-        if max_tasks is not None and len(tasks) > max_tasks:
-            raise TaskLimitReached(len(tasks), max_tasks)
-        stack = cls(model, dt, max_tasks)
+        if caps.max_tasks is not None and len(tasks) > caps.max_tasks:
+            raise TaskLimitReached(len(tasks), caps.max_tasks)
+        if caps.max_limits is not None and len(limits) > caps.max_limits:
+            raise LimitCapReached(len(limits), caps.max_limits)
+        stack = cls(model, dt, caps)
         for task_spec in tasks:
             default = task_kind(task_spec).default_name(task_spec)
             name = stack._spec_name(task_spec.name, default, stack._tasks)
             stack._tasks[name] = stack._build_task(task_spec, name, configuration)
         for limit_spec in limits:
             name = stack._spec_name(limit_spec.name, limit_spec.type, stack._limits)
-            stack._limits[name] = stack._build_limit(limit_spec, name)
+            stack._limits[name] = stack._build_limit(limit_spec, name, stack.collision_pairs())
         return stack
 
     # ------------------------------------------------------------- reading
@@ -160,8 +166,8 @@ class TaskStack:
         name = spec.name or free_name(task_kind(spec).default_name(spec), self._tasks)
         if name in self._tasks:
             raise NameConflict(f"a task named {name!r} already exists in this session")
-        if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
-            raise TaskLimitReached(len(self._tasks) + 1, self.max_tasks)
+        if self.caps.max_tasks is not None and len(self._tasks) >= self.caps.max_tasks:
+            raise TaskLimitReached(len(self._tasks) + 1, self.caps.max_tasks)
         entry = self._build_task(spec, name, configuration)
         self._tasks[name] = entry
         self._plan = None
@@ -227,7 +233,9 @@ class TaskStack:
         name = spec.name or free_name(spec.type, self._limits)
         if name in self._limits:
             raise NameConflict(f"a limit named {name!r} already exists in this session")
-        entry = self._build_limit(spec, name)
+        if self.caps.max_limits is not None and len(self._limits) >= self.caps.max_limits:
+            raise LimitCapReached(len(self._limits) + 1, self.caps.max_limits)
+        entry = self._build_limit(spec, name, self.collision_pairs())
         self._limits[name] = entry
         self._plan = None
         return entry.spec
@@ -248,8 +256,11 @@ class TaskStack:
         if patch.enabled is not None:
             fields["enabled"] = patch.enabled
         new_spec = type(entry.spec).model_validate(fields)
-        limit = limit_kind(new_spec).build(new_spec, self.model) if updates else entry.limit
-        self._limits[name] = LimitEntry(new_spec, limit)
+        if updates:
+            new_entry = self._build_limit(new_spec, name, self.collision_pairs() - entry.pairs)
+        else:
+            new_entry = LimitEntry(new_spec.model_copy(update={"name": name}), entry.limit, entry.pairs)
+        self._limits[name] = new_entry
         self._plan = None
         return new_spec
 
@@ -283,9 +294,18 @@ class TaskStack:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
         return TaskEntry(spec.model_copy(update={"name": name, "target": target}), task)
 
-    def _build_limit(self, spec: LimitSpecBase, name: str) -> LimitEntry:
-        limit = limit_kind(spec).build(spec, self.model)
-        return LimitEntry(spec.model_copy(update={"name": name}), limit)
+    def collision_pairs(self) -> int:
+        """Geom pairs the stack's limits check together."""
+        return sum(entry.pairs for entry in self._limits.values())
+
+    def _build_limit(self, spec: LimitSpecBase, name: str, pairs_elsewhere: int) -> LimitEntry:
+        """Build a limit, refusing it when the stack would check too many pairs."""
+        kind = limit_kind(spec)
+        pairs = kind.collision_pairs(spec, self.model)
+        cap = self.caps.max_collision_pairs
+        if cap is not None and pairs and pairs_elsewhere + pairs > cap:
+            raise CollisionPairsCapReached(pairs_elsewhere + pairs, cap)
+        return LimitEntry(spec.model_copy(update={"name": name}), kind.build(spec, self.model), pairs)
 
     @staticmethod
     def _spec_name(name: str | None, default: str, taken: Mapping[str, object]) -> str:

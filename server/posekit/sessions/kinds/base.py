@@ -106,6 +106,10 @@ class LimitKind(ABC, Generic[L]):
     def build(self, spec: L, model: mujoco.MjModel) -> Limit:
         """The engine limit of ``spec`` (names resolved, values checked)."""
 
+    def collision_pairs(self, spec: L, model: mujoco.MjModel) -> int:
+        """Geom pairs the limit would check each step (counted before it is built)."""
+        return 0
+
 
 AnyTaskKind = TaskKind[Any, Any]
 AnyLimitKind = LimitKind[Any]

@@ -10,6 +10,7 @@ import mujoco
 from pydantic import ConfigDict, Field
 
 from posekit.ik.limits import CollisionAvoidanceLimit, Limit
+from posekit.ik.limits.geom_pairs import expand_geom_pairs
 from posekit.sessions.kinds.base import LimitKind, LimitSpecBase, Params
 from posekit.sessions.types import FiniteFloat, MujocoName
 
@@ -65,6 +66,9 @@ class CollisionAvoidanceLimitSpec(LimitSpecBase):
 class CollisionAvoidanceLimitKind(LimitKind[CollisionAvoidanceLimitSpec]):
     type = "collision_avoidance"
     spec_model = CollisionAvoidanceLimitSpec
+
+    def collision_pairs(self, spec: CollisionAvoidanceLimitSpec, model: mujoco.MjModel) -> int:
+        return len(expand_geom_pairs(model, [(list(a), list(b)) for a, b in spec.params.geom_pairs]))
 
     def build(self, spec: CollisionAvoidanceLimitSpec, model: mujoco.MjModel) -> Limit:
         p = spec.params
