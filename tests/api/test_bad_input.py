@@ -368,3 +368,39 @@ def test_no_input_in_a_fuzzed_batch_gives_a_500(client: httpx.Client, arm: str) 
             assert response.status_code < 500, (field, value, response.text)
         response = client.put(f"/api/sessions/{arm}/q", content=json.dumps({"q": value}))
         assert response.status_code < 500, (value, response.text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\xff\xfe", b"[" * 3000 + b"]" * 3000, b'{"robot": ' + b"9" * 5000 + b"}", b"{nope"],
+    ids=["invalid-utf8", "nested-too-deep", "5000-digit-integer", "broken-json"],
+)
+def test_every_malformed_body_is_a_422(client: httpx.Client, arm: str, body: bytes) -> None:
+    before = client.get(f"/api/sessions/{arm}/spec").json()
+    for method, path in (("POST", "/api/sessions"), ("PATCH", f"/api/sessions/{arm}/tasks/ee")):
+        response = client.request(
+            method, path, content=body, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 422, response.text
+        assert response.json()["code"] == "invalid"
+        assert "not valid JSON" in response.json()["detail"]
+    assert client.get(f"/api/sessions/{arm}/spec").json()["tasks"] == before["tasks"]
+
+
+def test_options_and_405_list_every_method_of_the_path(client: httpx.Client, arm: str) -> None:
+    options = client.options(f"/api/sessions/{arm}/tasks/ee")
+    assert options.status_code == 204
+    assert options.headers["allow"] == "DELETE, GET, OPTIONS, PATCH"
+    refused = client.put(f"/api/sessions/{arm}/tasks/ee", json={})
+    assert refused.status_code == 405 and refused.json()["code"] == "method_not_allowed"
+    assert refused.headers["allow"] == "DELETE, GET, OPTIONS, PATCH"
+    assert client.options("/api/sessions").headers["allow"] == "GET, OPTIONS, POST"
+
+
+def test_error_messages_show_no_server_paths() -> None:
+    from posekit.api.errors import error_response
+
+    response = error_response(
+        503, "robot_unavailable", "ParseXML: Error opening file '/srv/cache/g1/g1_with_hands.xml'"
+    )
+    assert b"/srv" not in response.body and b"'g1_with_hands.xml'" in response.body

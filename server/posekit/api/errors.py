@@ -17,14 +17,16 @@ pydantic ValidationError / bad JSON          422     invalid
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from posekit.ik.exceptions import PosekitError
 from posekit.robots.errors import RobotNotFound, RobotUnavailable
@@ -112,8 +114,18 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[
     return shown or "invalid request", clean
 
 
+_FILE_PATH = re.compile(r"(?<![\w.])/(?:[^/\s'\"]+/)+([^/\s'\"]+\.[A-Za-z0-9]+)")
+"""An absolute path to a file (``/…/g1_with_hands.xml``); group 1 is its name."""
+
+
+def redact_paths(message: str) -> str:
+    """``message`` with absolute file paths cut to their file names (errors never show
+    where the server keeps its files)."""
+    return _FILE_PATH.sub(r"\1", message)
+
+
 def error_response(status: int, code: str, detail: str, errors: Any = None) -> JSONResponse:
-    body: dict[str, Any] = {"detail": detail, "code": code}
+    body: dict[str, Any] = {"detail": redact_paths(detail), "code": code}
     if errors:
         body["errors"] = errors
     return JSONResponse(status_code=status, content=body)
@@ -138,12 +150,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, "invalid", detail, errors)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
+            # A body the JSON parser gave up on (nested too deeply, a number too long).
+            detail = f"the request body is not valid JSON ({exc.__cause__ or 'too deep'})"
+            return error_response(422, "invalid", detail[:300])
+        if exc.status_code == 405:
+            return _method_not_allowed(request, str(exc.detail))
+        codes = {404: "not_found", 413: "too_large"}
         response = error_response(
             exc.status_code, codes.get(exc.status_code, "http"), str(exc.detail)
         )
-        response.headers.update(exc.headers or {})  # e.g. Allow on 405
+        response.headers.update(exc.headers or {})
         return response
 
     @app.exception_handler(Exception)
@@ -152,3 +170,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(
             500, "internal", f"internal error ({type(exc).__name__}); this is a posekit bug"
         )
+
+
+def _method_not_allowed(request: Request, detail: str) -> Response:
+    """405 listing every method of the path in ``Allow`` (from the OpenAPI document, which
+    lists every operation of the API); ``OPTIONS`` answers 204 with it."""
+    methods = {"OPTIONS"}
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].fullmatch(request.url.path):
+            methods |= {method.upper() for method in operations}
+    allow = ", ".join(sorted(methods))
+    if request.method == "OPTIONS":
+        return Response(status_code=204, headers={"Allow": allow})
+    response = error_response(405, "method_not_allowed", detail)
+    response.headers["Allow"] = allow
+    return response

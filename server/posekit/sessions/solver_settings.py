@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import qpsolvers
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from posekit.sessions.types import NonNegativeFloat
 
@@ -27,6 +27,11 @@ Tolerance = Annotated[
 def available_solvers() -> list[str]:
     """QP backends this installation can use (``daqp`` is always there)."""
     return sorted({"daqp", *qpsolvers.available_solvers})
+
+
+def _solver_enum() -> list[JsonValue]:
+    """The installed solvers, as the OpenAPI schema's enum (as strict as the server)."""
+    return list(available_solvers())
 
 
 def _check_solver(name: str | None) -> str | None:
@@ -63,7 +68,11 @@ class SolverSettings(BaseModel):
         },
     )
 
-    solver: str = Field("daqp", description="Any installed qpsolvers backend.")
+    solver: str = Field(
+        "daqp",
+        description="An installed QP backend.",
+        json_schema_extra={"enum": _solver_enum()},
+    )
     dt: Timestep | None = Field(None, description="[s], in [1e-5, 1]; null means 1/rate_hz.")
     damping: NonNegativeFloat = Field(
         1e-6, description="Levenberg-Marquardt damping added to the Hessian diagonal, in [0, 1e6]."
@@ -91,7 +100,11 @@ class SolverPatch(BaseModel):
         json_schema_extra={"examples": [{"solver": "quadprog", "rate_hz": 100.0}]},
     )
 
-    solver: str | None = None
+    solver: str | None = Field(
+        None,
+        description="An installed QP backend.",
+        json_schema_extra={"enum": [*_solver_enum(), None]},
+    )
     dt: Timestep | None = None
     damping: NonNegativeFloat | None = None
     rate_hz: RateHz | None = None
