@@ -54,7 +54,9 @@ def serve(host: str | None, port: int | None, robot: str | None) -> None:
     import uvicorn
 
     from posekit.app import create_app
+    from posekit.memory import limit_malloc_arenas
 
+    limit_malloc_arenas()
     settings = Settings.from_env()
     host = host or settings.host
     port = port or settings.port

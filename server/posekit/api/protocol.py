@@ -73,6 +73,7 @@ class StateMessage(BaseModel):
                     "solve_us": 96.5,
                     "ref": 17,
                     "revision": 9,
+                    "throttled": False,
                 }
             ]
         }
@@ -91,6 +92,13 @@ class StateMessage(BaseModel):
     solve_us: float = Field(description="Duration of the last IK step [µs].")
     ref: Any = Field(None, description="ref of the latest target message applied before it.")
     revision: int = Field(0, description="The session's change counter when it was solved.")
+    throttled: bool = Field(
+        False,
+        description=(
+            "The server steps this session less often than its rate_hz: its steps are heavy "
+            "and the solver is full, so it gets a fair share and lighter sessions keep theirs."
+        ),
+    )
 
 
 class SessionSummary(BaseModel):
@@ -149,11 +157,15 @@ class SessionSummary(BaseModel):
     created: float = Field(description="Creation time [s since the epoch].")
     status: str = Field(
         description=(
-            "running | converged | failed | paused, or unloaded: idle, kept as its spec and "
-            "revived (same id, same state) by the next request that names it."
+            "running | converged | failed | paused; unloaded: idle, kept as its spec and "
+            "revived (same id, same state) by the next request that names it; unavailable: "
+            "stored, but it cannot be restored now (error says why, e.g. its robot cannot "
+            "be loaded); it is kept and tried again on every request and every 30 s."
         )
     )
-    error: str | None = Field(description="Last solve error, if the session is failed.")
+    error: str | None = Field(
+        description="Last solve error, if the session is failed; why it is unavailable."
+    )
     seq: int = Field(description="Latest state's step counter.")
     revision: int = Field(description="Number of accepted changes.")
     watchers: int = Field(description="Open websocket streams and viewers.")

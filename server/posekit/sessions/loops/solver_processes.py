@@ -68,14 +68,22 @@ class SolverProcesses:
         processes: Number of solver processes (>= 1).
         registry: Where the sessions' robots come from: pass the manager's registry
             (solver processes build the same one and compile the models themselves).
+        capacity: Each solver process's fair-share capacity (see
+            :class:`~posekit.sessions.loops.scheduler.Scheduler`).
 
     New sessions go to the process with the fewest sessions.
     """
 
-    def __init__(self, processes: int = 1, registry: RobotRegistry | None = None) -> None:
+    def __init__(
+        self,
+        processes: int = 1,
+        registry: RobotRegistry | None = None,
+        capacity: float = math.inf,
+    ) -> None:
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
         self._count = processes
+        self.capacity = capacity
         self.registry = registry if registry is not None else RobotRegistry()
         self._links: list[_SolverLink] = []
         self._link_of: dict[str, _SolverLink] = {}
@@ -204,7 +212,7 @@ class _SolverLink:
             ours, theirs = _CONTEXT.Pipe(duplex=True)
             process = _CONTEXT.Process(
                 target=solver_worker.main,
-                args=(theirs, self._owner.registry),
+                args=(theirs, self._owner.registry, self._owner.capacity),
                 name=self._name,
                 daemon=True,
             )
