@@ -44,6 +44,7 @@ from posekit.sessions.loops.messages import (
     ExportedSpec,
     FromSolver,
     Open,
+    Ready,
     Replay,
     Solved,
     States,
@@ -53,6 +54,7 @@ from posekit.sessions.loops.messages import (
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.session import Session
+from posekit.warmup import compile_kernels
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +135,7 @@ class MirrorHost:
         elif isinstance(message, Export):
             mirror = self.sessions.get(message.session_id)
             spec = mirror.spec().model_dump(mode="json") if mirror is not None else None
-            self._send(ExportedSpec(message.session_id, spec))
+            self.send(ExportedSpec(message.session_id, spec))
         elif isinstance(message, Close):
             self._close(message.session_id)
 
@@ -152,7 +154,7 @@ class MirrorHost:
         try:
             loaded = self._registry.is_loaded(*key)
         except Exception as exc:  # e.g. a robot this registry does not know
-            self._send(Diverged(session_id, f"open failed: {exc}"))
+            self.send(Diverged(session_id, f"open failed: {exc}"))
             return
         if not loaded:
             self._waiting[session_id] = (key, [message])
@@ -167,7 +169,7 @@ class MirrorHost:
             )
         except Exception as exc:
             logger.exception("solver process: could not open session %s", session_id)
-            self._send(Diverged(session_id, f"open failed: {exc}"))
+            self.send(Diverged(session_id, f"open failed: {exc}"))
             return
         mirror.continue_from(message.counters)
         self.sessions[session_id] = mirror
@@ -190,7 +192,7 @@ class MirrorHost:
             name = type(message.change).__name__
             logger.exception("solver process: %s on %s failed", name, message.session_id)
             self._close(message.session_id)
-            self._send(Diverged(message.session_id, f"{name} failed: {exc}"))
+            self.send(Diverged(message.session_id, f"{name} failed: {exc}"))
 
     # --------------------------------------------------------------- models
     def _loader(self) -> None:
@@ -216,7 +218,7 @@ class MirrorHost:
             for session_id in ready:
                 _, messages = self._waiting.pop(session_id)
                 if isinstance(result, Exception):
-                    self._send(Diverged(session_id, f"open failed: {result}"))
+                    self.send(Diverged(session_id, f"open failed: {result}"))
                     continue
                 for message in messages:
                     self.handle(message)
@@ -232,9 +234,9 @@ class MirrorHost:
                 state.json()
                 states.append(Solved(session_id, epoch, state))
         if states:
-            self._send(States(states))
+            self.send(States(states))
 
-    def _send(self, message: FromSolver) -> None:
+    def send(self, message: FromSolver) -> None:
         try:
             self._connection.send(message)
         except OSError:
@@ -247,4 +249,7 @@ def main(connection: Connection, registry: RobotRegistry, capacity: float = math
     # Ctrl-C reaches the whole process group: the server stops this process itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(processName)s %(levelname)s %(message)s")
-    MirrorHost(connection, registry, capacity).serve()
+    compile_kernels()  # before the first session, not during its first steps
+    host = MirrorHost(connection, registry, capacity)
+    host.send(Ready())
+    host.serve()
