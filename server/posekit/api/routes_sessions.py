@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Response, status
+from fastapi import APIRouter, Body, Query, Response, status
 
 from posekit.api.deps import EditedSessionDep, ManagerDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
@@ -17,9 +17,11 @@ from posekit.api.protocol import (
     state_of,
     summary_of,
 )
+from posekit.sessions.export_script import keyframe_line, python_script
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
+from posekit.sessions.types import NAME_PATTERN
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
@@ -77,6 +79,38 @@ def export_spec(session: SessionDep) -> SessionSpec:
     """The portable spec (robot, q, tasks with targets, limits, solver);
     ``POST /api/sessions {"spec": …}`` restores it exactly."""
     return session.spec()
+
+
+@router.get(
+    "/{session_id}/export.py",
+    response_class=Response,
+    summary="Export as a Python script",
+    responses={200: {"content": {"text/x-python": {}}, "description": "The script."}},
+)
+def export_python(session: SessionDep) -> Response:
+    """A runnable script on the posekit engine API (mink's) that rebuilds this session's
+    tasks, targets, weights, limits and solver settings on the same model and, from its
+    q, steps exactly as the session does (``--steps N``; prints q and the errors)."""
+    script = python_script(session.spec(), session.model, session.id)
+    disposition = f'attachment; filename="posekit_{session.id}.py"'
+    return Response(
+        script, media_type="text/x-python", headers={"Content-Disposition": disposition}
+    )
+
+
+@router.get(
+    "/{session_id}/export.key",
+    response_class=Response,
+    summary="Export q as an MJCF keyframe",
+    responses={200: {"content": {"application/xml": {}}, "description": "One <key> element."}},
+)
+def export_keyframe(
+    session: SessionDep,
+    name: Annotated[str, Query(pattern=NAME_PATTERN, description="The key's name.")] = "posekit",
+) -> Response:
+    """The current configuration as ``<key name="…" qpos="…"/>`` (exact floats), to
+    paste into a model's ``<keyframe>``."""
+    return Response(keyframe_line(session.spec().q, name) + "\n", media_type="application/xml")
 
 
 @router.put("/{session_id}/spec", response_model=SessionSpec, summary="Replace the spec")
