@@ -17,14 +17,23 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.kinds import LimitSpec, TaskSpec
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
-from posekit.sessions.types import FiniteFloat, MujocoName, Name, Quaternion, Vec3, Vector
+from posekit.sessions.types import (
+    LeaveOut,
+    MujocoName,
+    Name,
+    Quaternion,
+    Vec3,
+    Vector,
+    exactly_one_of,
+)
 
 PROTOCOL = 1
 """Version of the websocket protocol (in ``hello``)."""
@@ -238,16 +247,25 @@ class SessionDetail(SessionSummary):
     state: StateMessage
 
 
-class SetQ(BaseModel):
+class SetQ(LeaveOut):
     """``PUT /q``: a configuration or a keyframe name (exactly one)."""
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{"keyframe": "home"}, {"q": [0, 0.4, 0, -1.2, 0, 1.4, 0]}]},
+        json_schema_extra={
+            **exactly_one_of("q", "keyframe"),
+            "examples": [{"keyframe": "home"}, {"q": [0, 0.4, 0, -1.2, 0, 1.4, 0]}],
+        },
     )
 
-    q: list[FiniteFloat] | None = Field(None, description="Configuration of size nq.")
-    keyframe: MujocoName | None = Field(None, description="Keyframe name.")
+    q: Vector | SkipJsonSchema[None] = Field(None, description="Configuration of size nq.")
+    keyframe: MujocoName | SkipJsonSchema[None] = Field(None, description="Keyframe name.")
+
+    @model_validator(mode="after")
+    def _one(self) -> SetQ:
+        if (self.q is None) == (self.keyframe is None):
+            raise ValueError("give exactly one of q or keyframe")
+        return self
 
 
 class QResponse(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query, Response, status
 
 from posekit.api.deps import EditedSessionDep, ManagerDep, SessionDep
-from posekit.api.errors import ERROR_RESPONSES
+from posekit.api.errors import CREATED, ERROR_RESPONSES
 from posekit.api.protocol import (
     QResponse,
     SessionDetail,
@@ -46,19 +46,19 @@ def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
     response_model=SessionDetail,
     status_code=status.HTTP_201_CREATED,
     summary="Create a session",
-    responses={
-        429: {"description": "Too many sessions."},
-        503: {"description": "The Menagerie robot could not be fetched."},
-    },
+    responses={**CREATED, 429: {"description": "Too many sessions."}},
 )
 def create_session(
     manager: ManagerDep,
+    response: Response,
     request: Annotated[CreateSession | None, Body()] = None,
 ) -> SessionDetail:
     """A session on a robot (default: the built-in arm) at a keyframe, with the robot's
     default preset tasks unless ``preset`` is false; or a session restored from a spec
     exported by ``GET /api/sessions/{id}/spec``. It starts solving at once."""
-    return detail_of(manager.create(request))
+    session = manager.create(request)
+    response.headers["Location"] = f"/api/sessions/{session.id}"
+    return detail_of(session)
 
 
 @router.get("/{session_id}", response_model=SessionDetail, summary="Get a session")

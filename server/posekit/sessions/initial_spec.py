@@ -8,8 +8,7 @@ import mujoco
 from posekit.ik.exceptions import InvalidKeyframe
 from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
 from posekit.robots.naming import default_keyframe
-from posekit.sessions.errors import InvalidRequest
-from posekit.sessions.session_spec import CreateSession, SessionSpec
+from posekit.sessions.session_spec import CreateSession, RestoreSession, SessionSpec
 from posekit.sessions.solver_settings import SolverSettings
 
 
@@ -20,13 +19,7 @@ def initial_spec(
 
     Loading a Menagerie robot the first time may download it (call from a worker thread).
     """
-    if request.spec is not None:
-        clash = {"robot", "entry", "keyframe", "preset"} & request.model_fields_set
-        if clash:
-            raise InvalidRequest(
-                f"give either a spec or {', '.join(sorted(clash))}, not both "
-                "(the spec names its robot, q and tasks)"
-            )
+    if isinstance(request, RestoreSession):
         spec = request.spec
         if request.solver is not None:
             spec = spec.model_copy(update={"solver": request.solver.apply_to(spec.solver)})

@@ -34,7 +34,7 @@ from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import SolveLoop
 from posekit.sessions.persistence import Persistence, Snapshot
 from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CreateSession
+from posekit.sessions.session_spec import CREATE_SESSION, CreateSession, NewSession, RestoreSession
 from posekit.sessions.store import NullStore, SessionStore
 from posekit.settings import Settings
 
@@ -178,9 +178,9 @@ class SessionManager:
     ) -> Session:
         """Build and register a session; ``reviving`` replaces its unloaded entry."""
         if request is None:
-            request = CreateSession()
-        elif not isinstance(request, CreateSession):
-            request = CreateSession.model_validate(request)
+            request = NewSession()
+        elif not isinstance(request, NewSession | RestoreSession):  # a JSON-like mapping
+            request = CREATE_SESSION.validate_python(request)
         spec, model, entry = initial_spec(self.registry, request)
         with self._lock:
             self._check_capacity()
