@@ -86,6 +86,7 @@ def assemble_qp(
         jacobians.append(weighted_jacobian)
         errors.append(weighted_error)
         shift += mu
+    W: np.ndarray | None = None
     if jacobians:
         W = jacobians[0] if len(jacobians) == 1 else np.concatenate(jacobians)
         E = errors[0] if len(errors) == 1 else np.concatenate(errors)
@@ -105,6 +106,7 @@ def assemble_qp(
     diagonal_of_H += shift
 
     qp = QuadraticProgram(H, c)
+    qp.rows, qp.shift, qp.diagonal_weights, qp.dense = W, shift, diagonal_weights, dense
     _add_limits(qp, configuration, dt, _default_limits(configuration) if limits is None else limits)
     if constraints:
         rows = [_equality_rows(task, configuration) for task in constraints]

@@ -39,4 +39,4 @@ class DampingTask(PostureTask):
 
     def diagonal_residual(self, configuration: Configuration) -> Residual:
         r"""The residual with :math:`\Lambda` given by its diagonal :math:`\lambda`."""
-        return self.cost, np.zeros(self.model.nv), 0.0
+        return self._weights, np.zeros(self.model.nv), 0.0
