@@ -43,6 +43,7 @@ are never limited.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -60,7 +61,11 @@ _SCALAR_JOINTS = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SL
 
 
 def joint_box_bounds(
-    q: np.ndarray, lower: np.ndarray, upper: np.ndarray, qpos_of_dof: np.ndarray, gain: float
+    q: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    qpos_of_dof: np.ndarray | None,
+    gain: float,
 ) -> Bounds:
     r"""Simple bounds :math:`\gamma(l_a - q_a) \le \Delta q_i \le \gamma(u_a - q_a)` per DoF.
 
@@ -70,18 +75,24 @@ def joint_box_bounds(
             coordinate, then a last entry :math:`-\infty` / :math:`+\infty` that stands
             for "no limit".
         qpos_of_dof: Shape ``(nv,)``: for each DoF, the ``qpos`` address :math:`a` of its
-            limited coordinate, or ``nq`` (the "no limit" entry) for a DoF without one.
+            limited coordinate, or ``nq`` (the "no limit" entry) for a DoF without one;
+            ``None`` when every DoF is limited at its own address (:math:`a = i`, no free
+            or ball joints), which needs no gather.
         gain: :math:`\gamma`.
 
     Returns:
         Bounds of shape ``(nv,)``, :math:`\pm\infty` for the DoFs without a limit.
     """
-    values = q.take(qpos_of_dof, mode="clip")  # entry nq: any finite value, the limit is inf
-    upper_step = upper.take(qpos_of_dof)
-    upper_step -= values
+    if qpos_of_dof is None:
+        upper_step = upper[:-1] - q
+        lower_step = lower[:-1] - q
+    else:
+        values = q.take(qpos_of_dof, mode="clip")  # entry nq: any value, the limit is inf
+        upper_step = upper.take(qpos_of_dof)
+        upper_step -= values
+        lower_step = lower.take(qpos_of_dof)
+        lower_step -= values
     upper_step *= gain
-    lower_step = lower.take(qpos_of_dof)
-    lower_step -= values
     lower_step *= gain
     return Bounds(lower_step, upper_step)
 
@@ -148,6 +159,11 @@ class ConfigurationLimit(Limit):
             that leaves a limited ball joint no positive angle.
     """
 
+    model: mujoco.MjModel
+    gain: float
+    indices: np.ndarray
+    projection_matrix: np.ndarray | None
+
     def __init__(
         self,
         model: mujoco.MjModel,
@@ -159,7 +175,7 @@ class ConfigurationLimit(Limit):
                 f"{type(self).__name__} gain must be in the range (0, 1], got {gain!r}"
             )
         margin = min_distance_from_limits
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real):
             raise LimitDefinitionError(f"min_distance_from_limits must be a number, got {margin!r}")
         if not math.isfinite(margin):
             raise LimitDefinitionError(f"min_distance_from_limits must be finite, got {margin!r}")
@@ -174,19 +190,23 @@ class ConfigurationLimit(Limit):
         self.indices.setflags(write=False)
         self.projection_matrix = np.eye(model.nv)[self.indices] if boxed else None
         # lower and upper per qpos coordinate, then the "no limit" entry (-inf, +inf).
-        self._lower = np.full(model.nq + 1, -np.inf)
-        self._upper = np.full(model.nq + 1, np.inf)
+        self._lower: np.ndarray = np.full(model.nq + 1, -np.inf)
+        self._upper: np.ndarray = np.full(model.nq + 1, np.inf)
         self.lower = np.full(model.nq, -mujoco.mjMAXVAL)
         self.upper = np.full(model.nq, mujoco.mjMAXVAL)
         qpos_adr = model.jnt_qposadr[boxed]
         self.lower[qpos_adr] = model.jnt_range[boxed, 0] + self.min_distance_from_limits
         self.upper[qpos_adr] = model.jnt_range[boxed, 1] - self.min_distance_from_limits
-        self._qpos_of_dof = np.full(model.nv, model.nq, dtype=np.intp)
-        self._qpos_of_dof[self.indices] = qpos_adr
+        qpos_of_dof = np.full(model.nv, model.nq, dtype=np.intp)
+        qpos_of_dof[self.indices] = qpos_adr
+        identity = model.nq == model.nv and np.array_equal(qpos_of_dof, np.arange(model.nv))
+        self._qpos_of_dof: np.ndarray | None = None if identity else qpos_of_dof
 
-        self._ball_qpos_adr = model.jnt_qposadr[balls]
-        self._ball_dof_adr = model.jnt_dofadr[balls]
-        self._ball_max_angle = model.jnt_range[balls, 1] - self.min_distance_from_limits
+        self._boxed: bool = bool(boxed)  # flags read on the hot path
+        self._ball_free: bool = not balls
+        self._ball_qpos_adr: np.ndarray = model.jnt_qposadr[balls]
+        self._ball_dof_adr: np.ndarray = model.jnt_dofadr[balls]
+        self._ball_max_angle: np.ndarray = model.jnt_range[balls, 1] - self.min_distance_from_limits
         for joint, max_angle in zip(balls, self._ball_max_angle, strict=True):
             if max_angle <= 0.0:
                 raise LimitDefinitionError(
@@ -228,11 +248,11 @@ class ConfigurationLimit(Limit):
         """Hinge and slide limits as simple bounds; ball-joint limits as rows."""
         q = configuration.data.qpos
         bounds = (
-            None
-            if self.projection_matrix is None
-            else joint_box_bounds(q, self._lower, self._upper, self._qpos_of_dof, self.gain)
+            joint_box_bounds(q, self._lower, self._upper, self._qpos_of_dof, self.gain)
+            if self._boxed
+            else None
         )
-        return bounds, self._ball_rows(q) if self._ball_qpos_adr.size else _NO_ROWS
+        return bounds, _NO_ROWS if self._ball_free else self._ball_rows(q)
 
     def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:
         r"""Rows :math:`[P; -P; B]\,\Delta q \le [\gamma(u - q);\ \gamma(q - l);\ h_B]`.

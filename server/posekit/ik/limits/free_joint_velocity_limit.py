@@ -74,6 +74,12 @@ class FreeJointVelocityLimit(Limit):
         base_body_id: Id of the body the free joint moves.
         linear_max: Linear bound [m/s], shape (3,), or ``None``.
         angular_max: Angular bound [rad/s], shape (3,), or ``None``.
+
+    Raises:
+        LimitDefinitionError: neither bound given (the limit would bound nothing), a
+            bound of the wrong shape, not finite or not positive, a joint that is not
+            free, or no (or several) free joints and no ``joint_name``.
+        InvalidJoint: ``joint_name`` does not exist (also a ``KeyError``, as upstream).
     """
 
     def __init__(

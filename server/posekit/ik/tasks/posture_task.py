@@ -77,8 +77,16 @@ class PostureTask(Task):
         return self._weighted_jacobian, weighted_error, mu
 
     def diagonal_residual(self, configuration: Configuration) -> Residual:
-        r"""The residual with :math:`W = \mathrm{diag}(w)` given by its diagonal :math:`w`."""
-        weighted_error = self.compute_error(configuration)
+        r"""The residual with :math:`W = \mathrm{diag}(w)` given by its diagonal :math:`w`.
+
+        :math:`w` is zero on free-joint DoFs, so the error needs no masking here.
+        """
+        if self.target_q is None:
+            raise TargetNotSet(type(self).__name__)
+        weighted_error = np.empty(self.model.nv)
+        mujoco.mj_differentiatePos(
+            self.model, weighted_error, 1.0, self.target_q, configuration.data.qpos
+        )
         weighted_error *= self._weights
         weighted_error *= -self.gain
         mu = self.lm_damping * float(weighted_error @ weighted_error) if self.lm_damping else 0.0
