@@ -23,7 +23,7 @@ CASES: list[tuple[str, str, str, Any, int, tuple[str, ...]]] = [
         "/api/sessions",
         {"robot": "arm7", "keyframe": "sit"},
         409,
-        ("'sit'", "'home'"),
+        ("Keyframe sit does not exist", "'home'"),
     ),
     (
         "spec and robot",
@@ -273,7 +273,7 @@ CASES: list[tuple[str, str, str, Any, int, tuple[str, ...]]] = [
     ),
     ("unknown solver", "PATCH", S + "/solver", {"solver": "cplex"}, 422, ("cplex", "daqp")),
     ("rate out of range", "PATCH", S + "/solver", {"rate_hz": 0}, 422, ("rate_hz",)),
-    ("unknown keyframe (q)", "PUT", S + "/q", {"keyframe": "sit"}, 409, ("'sit'", "'home'")),
+    ("unknown keyframe (q)", "PUT", S + "/q", {"keyframe": "sit"}, 409, ("Keyframe sit", "'home'")),
     ("malformed JSON", "PATCH", S + "/tasks/ee", b'{"gain": ', 422, ("not valid JSON",)),
     ("JSON of the wrong shape", "PATCH", S + "/tasks/ee", b"[1, 2]", 422, ("object",)),
     (

@@ -54,8 +54,8 @@ class ErrorBody(BaseModel):
         json_schema_extra={
             "examples": [
                 {
-                    "detail": "site 'tcp' does not exist; valid site names are ['ee', 'wrist_cam']",
-                    "code": "invalid",
+                    "detail": "site 'tcp' does not exist in the model. Available site names: ['ee', 'wrist_cam']",
+                    "code": "mismatch",
                 }
             ]
         }

@@ -5,6 +5,13 @@ written against mink.
 """
 
 from posekit.ik.configuration import Configuration
+from posekit.ik.constants import (
+    FRAME_TO_ENUM,
+    FRAME_TO_JAC_FUNC,
+    FRAME_TO_POS_ATTR,
+    FRAME_TO_XMAT_ATTR,
+    SUPPORTED_FRAMES,
+)
 from posekit.ik.exceptions import (
     IntegrationTimestepNotSet,
     InvalidConfigurationVector,
@@ -13,8 +20,10 @@ from posekit.ik.exceptions import (
     InvalidFrame,
     InvalidGain,
     InvalidGeomPair,
+    InvalidJoint,
     InvalidKeyframe,
     InvalidMocapBody,
+    InvalidShape,
     InvalidSolverSettings,
     InvalidTarget,
     LimitDefinitionError,
@@ -26,13 +35,6 @@ from posekit.ik.exceptions import (
     TargetNotSet,
     TaskDefinitionError,
     UnsupportedFrame,
-)
-from posekit.ik.frames import (
-    FRAME_TO_ENUM,
-    FRAME_TO_JAC_FUNC,
-    FRAME_TO_POS_ATTR,
-    FRAME_TO_XMAT_ATTR,
-    SUPPORTED_FRAMES,
 )
 from posekit.ik.lie import SE3, SO3, MatrixLieGroup
 from posekit.ik.limits import (
@@ -98,8 +100,10 @@ __all__ = [
     "InvalidFrame",
     "InvalidGain",
     "InvalidGeomPair",
+    "InvalidJoint",
     "InvalidKeyframe",
     "InvalidMocapBody",
+    "InvalidShape",
     "InvalidSolverSettings",
     "InvalidTarget",
     "KineticEnergyRegularizationTask",

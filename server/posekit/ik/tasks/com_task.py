@@ -37,11 +37,11 @@ class ComTask(Task):
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar, a vector of shape (1,), or one value per axis (3,)."""
-        self.cost = cost_vector(cost, self.k, "cost")
+        self.cost = cost_vector(cost, self.k, f"{type(self).__name__} cost")
 
     def set_target(self, target_com: object) -> None:
         """Set the target CoM position :math:`c^*` [m] in the world, shape ``(3,)``."""
-        self.target_com = target_vector(target_com, self.k, "target_com")
+        self.target_com = target_vector(target_com, self.k, "target CoM")
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the current CoM."""

@@ -41,7 +41,7 @@ class LookAtTask(PointingTask):
 
     def set_target(self, target_pos: object) -> None:
         """Set the point :math:`p^*` [m] to look at, in the world, shape ``(3,)``."""
-        self.target_pos = target_vector(target_pos, 3, "target_pos")
+        self.target_pos = target_vector(target_pos, 3, "target position")
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target one meter along the current axis, :math:`p + R a`."""
