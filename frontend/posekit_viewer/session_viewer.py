@@ -6,7 +6,9 @@ relay at ``/viewer/{sid}``, behind the token (one external port). Everyone on th
 the scene and the panels. A render thread follows the session at most ``fps`` times a
 second: when the session produced a new state or accepted a change, it writes the body
 poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
-``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself.
+``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself. When
+the session's robot model is reloaded (its files changed), the scene, the gizmos and the
+panels are built again on the new model, for every browser already connected.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class SessionViewer:
 
     def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
         self.session = session
+        self.link = link
         self.server, self.socket_path = start_private_viser()
         self.renderer = SceneRenderer(self.server, session.model)
         self.gizmos = TargetGizmos(self.server, session)
@@ -95,6 +98,7 @@ class SessionViewer:
         accepted a change; the panels at most ``PANEL_HZ`` times a second, and at
         least every ``PANEL_IDLE_PERIOD`` seconds.
         """
+        self._follow_model()
         state = self.session.state
         key = (state.seq, self.session.revision)
         redrawn = False
@@ -112,6 +116,20 @@ class SessionViewer:
             self._panels_due = False
             self.panels.refresh(self.viewers)
         return redrawn
+
+    def _follow_model(self) -> None:
+        """Build the scene, gizmos and panels again when the session runs a new model."""
+        model = self.session.model
+        if model is self.renderer.model:
+            return
+        with self.server.atomic():
+            self.server.scene.reset()
+            self.server.gui.reset()
+            self.renderer = SceneRenderer(self.server, model)
+            self.gizmos = TargetGizmos(self.server, self.session)
+            self.panels = SessionPanels(self.server, self.session, self.link, self.renderer)
+        self._drawn = (-1, -1)
+        self._panels_due = True
 
     def _run(self) -> None:
         next_time = time.monotonic()
