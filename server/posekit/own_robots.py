@@ -52,8 +52,14 @@ class OwnRobots:
             path = Path(settings.robot_file).expanduser()
             if not path.is_file():
                 raise SettingsError(f"robot file {str(path)!r} does not exist")
-            name = free_name(safe_name(path.stem), registry.names())
-            self.served = registry.add_file(name, path).name
+            served = [
+                r.name for r in registry.local_robots() if path.resolve() in dict(r.files).values()
+            ]
+            if served:  # already a robot of the folder
+                self.served = served[0]
+            else:
+                name = free_name(safe_name(path.stem), registry.names())
+                self.served = registry.add_file(name, path).name
         self.reloader = ModelReloader(manager)
         self.watcher = RobotWatcher(registry, folders, self.reloader.reload_all)
 

@@ -171,3 +171,24 @@ def test_an_upload_needs_the_token_like_every_call(tmp_path: Path) -> None:
         assert not (tmp_path / "robots").exists()
     finally:
         live.stop()
+
+
+def test_a_cross_site_form_post_cannot_upload_a_robot(own: OwnServer) -> None:
+    """A page of another site can send a multipart form to a tokenless server on loopback
+    without asking CORS first; the server refuses it from its Origin."""
+    before = own.client.get("/api/robots").json()
+    files = {"file": ("arm.xml", ARM.encode())}
+    evil = own.client.post("/api/robots", files=files, headers={"Origin": "http://evil.example"})
+    assert evil.status_code == 403 and evil.json()["code"] == "forbidden"
+    deleted = own.client.delete("/api/robots/my_arm", headers={"Origin": "http://evil.example"})
+    assert deleted.status_code == 403
+    assert own.client.get("/api/robots").json() == before
+    same = f"http://127.0.0.1:{own.live.port}"
+    no_meshes = ARM.replace('<asset><mesh name="upper" file="upper.obj"/></asset>', "").replace(
+        'type="mesh" mesh="upper"', 'type="box" size="0.03 0.03 0.15"'
+    )
+    mine = own.client.post(
+        "/api/robots", files={"file": ("mine.xml", no_meshes.encode())}, headers={"Origin": same}
+    )
+    assert mine.status_code == 201, mine.text
+    assert own.client.delete("/api/robots/mine", headers={"Origin": same}).status_code == 204

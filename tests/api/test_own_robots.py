@@ -17,6 +17,8 @@ from support.robot_files import write_mjcf_arm, write_urdf_package, zip_folder
 from support.streams import next_message, open_stream, recv
 from support.waiting import wait_for
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture(scope="module", params=["thread", "process"])
 def own(
@@ -45,24 +47,29 @@ def test_a_folder_serves_its_mjcf_and_urdf_robots_and_sessions_solve(own: OwnSer
     assert "tool0" in urdf["frames"]["body"] and urdf["keyframes"] == ["home"]
     assert "end effector" in urdf["preset_reasons"]["tool0"]
     for robot, frame, kind in (("my_arm", "tool", "site"), ("two_link", "tool0", "body")):
-        model = RobotRegistry(
-            menagerie=False, local=own.live.manager.registry.local_robots()
-        ).model(robot)
         created = own.client.post("/api/sessions", json={"robot": robot})
         assert created.status_code == 201, created.text
         session = created.json()
         assert frame in session["tasks"] and "posture" in session["tasks"]
-        start = settled(own.client, session["id"])
-        moved = np.asarray(start["q"]) + np.array([0.2, 0.15, 0.1])[: model.nq]  # reachable
-        goal = frame_position(model, moved.tolist(), frame, kind)
-        patched = own.client.patch(
-            f"/api/sessions/{session['id']}/tasks/{frame}",
-            json={"target": {"position": goal.tolist()}, "orientation_cost": 0.0},
-        )
-        assert patched.status_code == 200, patched.text
-        end = settled(own.client, session["id"], patched_revision(own, session["id"]))
-        assert np.linalg.norm(frame_position(model, end["q"], frame, kind) - goal) < 1e-3
+        drag_and_check(own, session["id"], robot, frame, kind)
         own.client.delete(f"/api/sessions/{session['id']}")
+
+
+def drag_and_check(own: OwnServer, session_id: str, robot: str, frame: str, kind: str) -> None:
+    """Move the frame task's target to a reachable point; the session reaches it."""
+    model = RobotRegistry(menagerie=False, local=own.live.manager.registry.local_robots()).model(
+        robot
+    )
+    start = settled(own.client, session_id)
+    moved = np.asarray(start["q"]) + np.array([0.2, 0.15, 0.1])[: model.nq]  # reachable
+    goal = frame_position(model, moved.tolist(), frame, kind)
+    patched = own.client.patch(
+        f"/api/sessions/{session_id}/tasks/{frame}",
+        json={"target": {"position": goal.tolist()}, "orientation_cost": 0.0},
+    )
+    assert patched.status_code == 200, patched.text
+    end = settled(own.client, session_id, patched_revision(own, session_id))
+    assert np.linalg.norm(frame_position(model, end["q"], frame, kind) - goal) < 1e-3
 
 
 def patched_revision(own: OwnServer, session_id: str) -> int:
@@ -176,7 +183,7 @@ def test_an_uploaded_zip_becomes_a_robot_a_session_solves_and_it_is_deleted(
     listed = own.client.get("/api/robots", params={"source": "uploaded"}).json()
     assert [r["name"] for r in listed] == ["bench_arm"]
     session = own.client.post("/api/sessions", json={"robot": "bench_arm"}).json()
-    settled(own.client, session["id"])
+    drag_and_check(own, session["id"], "bench_arm", "tool0", "body")  # it solves
     in_use = own.client.delete("/api/robots/bench_arm")
     assert in_use.status_code == 409 and in_use.json()["code"] == "robot_in_use"
     assert session["id"] in in_use.json()["detail"]
@@ -217,3 +224,22 @@ def test_a_single_file_upload_and_the_cap_on_uploaded_robots(
     assert taken.status_code == 409  # checked before the file is read
     for name in names:
         assert own.client.delete(f"/api/robots/{name}").status_code == 204
+
+
+def test_the_default_preset_works_on_an_uploaded_floating_base_robot(own: OwnServer) -> None:
+    humanoid = (REPO / "models" / "humanoid.xml").read_bytes()
+    uploaded = own.client.post(
+        "/api/robots", data={"name": "my_humanoid"}, files={"file": ("humanoid.xml", humanoid)}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    robot = uploaded.json()
+    assert robot["floating_base"] and robot["category"] == "humanoid"
+    reasons = robot["preset_reasons"]
+    assert "balance" in reasons["com"] and "held in place" in reasons["left_foot"]
+    assert "end effector ('hand')" in reasons["left_hand"]
+    session = own.client.post("/api/sessions", json={"robot": "my_humanoid"}).json()
+    assert {"com", "left_foot", "right_foot", "left_hand", "posture"} <= set(session["tasks"])
+    state = settled(own.client, session["id"])
+    assert state["status"] == "converged" and state["errors"]["left_foot"] < 1e-6
+    own.client.delete(f"/api/sessions/{session['id']}")
+    assert own.client.delete("/api/robots/my_humanoid").status_code == 204
