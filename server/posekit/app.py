@@ -26,6 +26,7 @@ from posekit.robots import RobotRegistry
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solver_processes import SolverProcesses
 from posekit.sessions.manager import SessionManager
+from posekit.sessions.session import Session
 from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
 
@@ -113,8 +114,28 @@ def metrics_of(manager: SessionManager) -> Metrics:
         "Sessions unloaded after being idle (revived on their next request).",
         lambda: float(len(manager.unloaded())),
     )
+    metrics.gauge(
+        "posekit_sessions_throttled",
+        "Running sessions stepped below their rate_hz to share the solver fairly.",
+        lambda: float(sum(s.state.throttled for s in running(manager))),
+    )
+    metrics.gauge(
+        "posekit_session_rate_hz",
+        "Mean rate running sessions are stepped at [Hz] (their rate_hz unless throttled).",
+        lambda: mean_rate(running(manager)),
+    )
     manager.solve_loop.on_step = metrics.observe_step
     return metrics
+
+
+def running(manager: SessionManager) -> list[Session]:
+    """Live sessions whose latest state is running."""
+    return [s for s in manager.sessions() if s.state.status == "running"]
+
+
+def mean_rate(sessions: list[Session]) -> float:
+    """Mean ``rate_hz`` of the sessions' latest states (0 without any)."""
+    return sum(s.state.rate_hz for s in sessions) / len(sessions) if sessions else 0.0
 
 
 def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:

@@ -11,6 +11,7 @@ import pytest
 from support.models import needs_menagerie
 from support.servers import LiveServer
 from support.streams import site_pose
+from support.waiting import wait_for
 
 MM = 1e-3
 
@@ -328,3 +329,16 @@ def test_the_state_message_schema_has_the_fields_of_a_state() -> None:
     from posekit.sessions.state import STATE_FIELDS
 
     assert tuple(StateMessage.model_fields) == ("type", *STATE_FIELDS)
+
+
+def test_metrics_report_the_rate_sessions_get(client: httpx.Client, arm: str) -> None:
+    client.patch(f"/api/sessions/{arm}/solver", json={"rate_hz": 50, "tolerance": 1e-9})
+    client.put(f"/api/sessions/{arm}/q", json={"q": [0.3, 0.2, 0.1, -1.0, 0.2, 1.0, 0.1]})
+
+    def rate() -> float | None:
+        lines = client.get("/api/metrics").text.splitlines()
+        value = next(float(v.split()[1]) for v in lines if v.startswith("posekit_session_rate_hz "))
+        return value if value > 0 else None
+
+    wait_for(lambda: rate() == 50.0, what="the running session's rate, 50 Hz")
+    assert client.get(f"/api/sessions/{arm}/state").json()["rate_hz"] == 50.0

@@ -55,13 +55,15 @@ class BusySession:
         self.states: list[SessionState] = []
         self._lock = threading.Lock()
 
-    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
+    def step(
+        self, batch: SignalBatch | None = None, throttled: bool = False, rate_hz: float = 0.0
+    ) -> SessionState:
         end = time.thread_time() + self.cost
         while time.thread_time() < end:
             pass
         state = SessionState(
             len(self.states) + 1, time.time(), [], {}, False, "running", None, 0.0,
-            throttled=throttled,
+            throttled=throttled, rate_hz=rate_hz,
         )  # fmt: skip
         with self._lock:
             self.states.append(state)
@@ -94,6 +96,8 @@ def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:
     for session in heavy:
         assert counts[session.id] <= 0.5 * 60 * window, counts
         assert session.states[-1].throttled
+        assert session.states[-1].rate_hz < 30  # the rate it gets, reported in its states
+    assert all(s.states[-1].rate_hz == 60 for s in light)
 
 
 def test_without_a_capacity_nobody_is_throttled() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -93,3 +95,19 @@ def test_a_broken_stored_spec_does_not_stop_the_others() -> None:
     )
     with SessionManager(REGISTRY, store) as manager:
         assert [s.id for s in manager.sessions()] == ["good"]
+
+
+def test_a_deleted_session_is_freed_without_the_cycle_collector() -> None:
+    """No reference cycle keeps a session (and its robot model) alive after it is deleted:
+    its memory goes back at once, not at some later garbage collection."""
+    with SessionManager(REGISTRY) as manager:
+        session = manager.create({"robot": "arm7", "solver": {"paused": True}})
+        wait_for(lambda: manager.sessions()[0].state.status == "paused")
+        gone = weakref.ref(session)
+        manager.delete(session.id)
+        gc.disable()
+        try:
+            del session
+            wait_for(lambda: gone() is None, timeout=5.0, what="the session freed")
+        finally:
+            gc.enable()

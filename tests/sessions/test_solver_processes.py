@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from posekit.ik.configuration import Configuration
 from posekit.robots import RobotRegistry
-from posekit.sessions import Session, SessionManager, SessionSpec, SessionState
+from posekit.sessions import Session, SessionManager, SessionSpec, SessionState, state_frame
 from posekit.sessions.changes import RemoveTask, SetTarget
 from posekit.sessions.kinds import Target
 from posekit.sessions.loops.messages import Replay, Solved, States
@@ -239,6 +239,38 @@ def test_subscribers_get_the_mirrored_states(manager: SessionManager) -> None:
     assert [s.seq for s in received] == sorted({s.seq for s in received})
     assert all(math.isfinite(x) for s in received for x in s.q)
     assert received[-1].json() == session.state.json()
+
+
+@pytest.mark.parametrize("encoding", ["json", "binary"])
+def test_states_come_encoded_for_the_watchers(
+    manager: SessionManager, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """The solver process encodes a state once, in the encodings its watchers use: the
+    server process only forwards bytes."""
+    session = manager.create({"robot": "arm7"})
+    mirrored_state(session)
+    encoded_here: list[str] = []
+    real_message, real_frame = SessionState.message, state_frame.encode
+    monkeypatch.setattr(SessionState, "message", lambda self: (encoded_here.append("json"), real_message(self))[1])  # fmt: skip
+    monkeypatch.setattr(state_frame, "encode", lambda **k: (encoded_here.append("binary"), real_frame(**k))[1])  # fmt: skip
+
+    async def scenario() -> list[SessionState]:
+        subscription = session.subscribe(initial_state=False, encoding=encoding)  # type: ignore[arg-type]
+        await asyncio.sleep(0.3)  # the solver process learns the encoding
+        session.set_target("ee", {"position": [0.4, 0.1, 0.35]}, ref=encoding)
+        received: list[SessionState] = []
+        while not received or received[-1].status != "converged":
+            update = await asyncio.wait_for(subscription.next(), 10)
+            if update.state is not None and update.state.ref == encoding:
+                received.append(update.state)
+        subscription.close()
+        return received
+
+    received = asyncio.run(scenario())
+    payloads = [state.json() if encoding == "json" else state.binary() for state in received]
+    assert payloads and encoded_here == []  # every one arrived encoded
+    other = received[-1].binary() if encoding == "json" else received[-1].json()
+    assert other and encoded_here == ["binary" if encoding == "json" else "json"]
 
 
 def test_states_of_a_replaced_mirror_are_dropped(

@@ -86,6 +86,7 @@ class StateMessage(BaseModel):
                     "ref": 17,
                     "revision": 9,
                     "throttled": False,
+                    "rate_hz": 60.0,
                 }
             ]
         }
@@ -110,6 +111,9 @@ class StateMessage(BaseModel):
             "The server steps this session less often than its rate_hz: its steps are heavy "
             "and the solver is full, so it gets a fair share and lighter sessions keep theirs."
         ),
+    )
+    rate_hz: float = Field(
+        0.0, description="The rate the server steps this session at [Hz] (lower if throttled)."
     )
 
 

@@ -17,6 +17,11 @@ Server → client (JSON objects with a ``type``):
   the session ended (``code`` ``session_closed``; the socket closes with 4410).
 - ``pong``: the answer to ``ping``.
 
+With ``?format=binary`` each ``state`` is a binary frame instead
+(:mod:`posekit.sessions.state_frame`: a 48-byte header, q and the error norms as
+float64, in the order of the latest ``tasks`` message's task names); every other
+message stays a JSON text frame. An unknown format closes the socket with 4400.
+
 Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"direction"|
 "q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
 target; ``{"type": "ping", "ref": …}``. Each client may send messages of at most
@@ -122,7 +127,9 @@ def handle_client_message(
 
 
 async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
-    """Send hello, then updates as they come (latest state wins, rate-limited)."""
+    """Send hello, then updates as they come (latest state wins, rate-limited); states in
+    the subscription's encoding, already encoded (by the solver process, ahead)."""
+    binary = subscription.encoding == "binary"
     hello = hello_of(session.summary(), session.tasks_snapshot(), session.state)
     await websocket.send_text(hello.model_dump_json())
     bucket = TokenBucket(session.solver.stream_hz, burst=2.0)
@@ -141,7 +148,10 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
             state = await subscription.newer_state(wait) or state
         bucket.take()
         revision = state.revision
-        await websocket.send_text(state.json())
+        if binary:
+            await websocket.send_bytes(state.binary())
+        else:
+            await websocket.send_text(state.json())
     reason = subscription.close_reason or "session closed"
     await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])
@@ -151,6 +161,12 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
 async def stream(websocket: WebSocket, session_id: str) -> None:
     """The session's live stream (protocol in the module docstring)."""
     await websocket.accept()
+    encoding = websocket.query_params.get("format", "json")
+    if encoding not in ("json", "binary"):
+        unknown = f"unknown format {encoding!r}; use json (the default) or binary"
+        await websocket.send_text(ErrorMessage(code="invalid", message=unknown).model_dump_json())
+        await websocket.close(code=4400, reason="unknown format")
+        return
     try:
         session = await asyncio.to_thread(manager_of(websocket).get, session_id)
     except SessionNotFound as exc:
@@ -164,7 +180,9 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     limits: StreamLimits = websocket.app.state.stream_limits
     gate = TokenBucket(limits.rate)
     metrics = websocket.app.state.metrics
-    subscription = session.subscribe(initial_state=False)
+    subscription = session.subscribe(
+        initial_state=False, encoding="binary" if encoding == "binary" else "json"
+    )
     writer = asyncio.create_task(_write(websocket, session, subscription))
     try:
         while True:  # ends when the client leaves, or after the writer closed the socket

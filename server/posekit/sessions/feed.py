@@ -1,23 +1,34 @@
 """The subscribers of one session: latest-wins :class:`Subscription` s, offered every
-new state and every ``tasks`` snapshot, ended when the session closes."""
+new state and every ``tasks`` snapshot, ended when the session closes. The feed knows
+which encodings its subscribers send states in, and says when that set changes."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
+from collections.abc import Callable
 
 from posekit.sessions.state import SessionState
-from posekit.sessions.subscription import SignalBatch, Subscription
+from posekit.sessions.subscription import Encoding, SignalBatch, Subscription
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 
 class Feed:
-    """Thread-safe fan-out to a session's subscriptions."""
+    """Thread-safe fan-out to a session's subscriptions.
 
-    def __init__(self) -> None:
+    Args:
+        on_encodings: A bound method called with the set of encodings the subscribers
+            use whenever it changes (a subscriber of a new encoding came, the last of one
+            left). Held weakly: the feed does not keep its owner alive.
+    """
+
+    def __init__(self, on_encodings: Callable[[frozenset[str]], None] | None = None) -> None:
         self._subscribers: list[Subscription] = []
         self._lock = threading.Lock()
         self._ended: str | None = None
+        self._on_encodings = weakref.WeakMethod(on_encodings) if on_encodings else None
+        self._encodings: frozenset[str] = frozenset()
 
     def __len__(self) -> int:
         return len(self._subscribers)
@@ -27,16 +38,25 @@ class Feed:
         snapshot and a short ring of messages)."""
         return max((s.pending() for s in self._subscribers), default=0)
 
+    @property
+    def encodings(self) -> frozenset[str]:
+        """The encodings the subscribers send states in."""
+        return self._encodings
+
     def subscribe(
-        self, loop: asyncio.AbstractEventLoop, initial: SessionState | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        initial: SessionState | None,
+        encoding: Encoding | None = None,
     ) -> Subscription:
         """A new subscription (already ended when the feed is), offered ``initial``."""
-        subscription = Subscription(loop, self._unsubscribe)
+        subscription = Subscription(loop, self._unsubscribe, encoding)
         with self._lock:
             if self._ended is not None:
                 subscription.end(self._ended)
             else:
                 self._subscribers = [*self._subscribers, subscription]
+        self._encodings_changed()
         if initial is not None:
             subscription.offer_state(initial)
         return subscription
@@ -67,3 +87,12 @@ class Feed:
     def _unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
             self._subscribers = [s for s in self._subscribers if s is not subscription]
+        self._encodings_changed()
+
+    def _encodings_changed(self) -> None:
+        with self._lock:
+            encodings = frozenset(s.encoding for s in self._subscribers if s.encoding)
+            changed, self._encodings = encodings != self._encodings, encodings
+        callback = self._on_encodings() if self._on_encodings is not None else None
+        if changed and callback is not None:
+            callback(encodings)

@@ -51,7 +51,7 @@ from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
 from posekit.sessions.state import SessionState, Status
 from posekit.sessions.step import Plan, solve_step, task_errors
-from posekit.sessions.subscription import SignalBatch, Subscription
+from posekit.sessions.subscription import Encoding, SignalBatch, Subscription
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 M = TypeVar("M", bound=BaseModel)
@@ -99,7 +99,7 @@ class Session:
         self._lock = threading.RLock()
         self._loop = scheduler
         self._on_change = on_change
-        self._feed = Feed()
+        self._feed = Feed(on_encodings=self._encodings_changed)
         self._solver = spec.solver
         built = BuiltSpec.build(spec, model, entry, caps)
         self._configuration, self._stack = built.configuration, built.stack
@@ -108,6 +108,8 @@ class Session:
         self._revision = 0
         status: Status = "paused" if self._solver.paused else "running"
         self._latest = LatestState(self._make_state(status, None, 0.0))
+        self.encodings: frozenset[str] = frozenset()
+        """As a mirror in a solver process: what to encode its states in, ahead."""
 
     # ================================================================ reading
     @property
@@ -333,7 +335,10 @@ class Session:
 
     # ========================================================= subscriptions
     def subscribe(
-        self, loop: asyncio.AbstractEventLoop | None = None, initial_state: bool = True
+        self,
+        loop: asyncio.AbstractEventLoop | None = None,
+        initial_state: bool = True,
+        encoding: Encoding | None = None,
     ) -> Subscription:
         """A latest-wins feed of states and ``tasks`` messages for an asyncio consumer.
 
@@ -341,7 +346,7 @@ class Session:
         latest state unless ``initial_state`` is false.
         """
         initial = self._latest.state if initial_state else None
-        return self._feed.subscribe(loop or asyncio.get_running_loop(), initial)
+        return self._feed.subscribe(loop or asyncio.get_running_loop(), initial, encoding)
 
     def close(self, reason: str = "session deleted") -> None:
         """Stop solving and end every subscription."""
@@ -352,10 +357,15 @@ class Session:
         self._feed.end(reason)
 
     # ================================================================= solve
-    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
+    def step(
+        self,
+        batch: SignalBatch | None = None,
+        throttled: bool = False,
+        rate_hz: float | None = None,
+    ) -> SessionState:
         """Solve one step now and publish its state (the in-process solve loop calls it;
         without a loop, call it yourself). ``throttled``: the loop steps this session
-        less often than its rate (reported in the state)."""
+        less often than its rate, at ``rate_hz`` (both reported in the state)."""
         own_batch = batch is None
         batch = batch or SignalBatch()
         with self._lock:
@@ -368,7 +378,7 @@ class Session:
                 plan = self._stack.plan()
                 outcome = solve_step(plan, self._configuration, settings)
                 state = self._make_state(
-                    outcome.status, outcome.error, outcome.solve_us, plan, throttled
+                    outcome.status, outcome.error, outcome.solve_us, plan, throttled, rate_hz
                 )
             self._latest.publish(state)
         self._publish(state, batch)
@@ -404,7 +414,10 @@ class Session:
         with self._lock:
             if self.closed:
                 return False
-            send(self.spec(), StreamCounters(self._revision, self._latest.state.seq, self._ref))
+            counters = StreamCounters(
+                self._revision, self._latest.state.seq, self._ref, self._feed.encodings
+            )
+            send(self.spec(), counters)
             return True
 
     def continue_from(self, counters: StreamCounters) -> None:
@@ -413,6 +426,7 @@ class Session:
             self._revision = counters.revision
             self._seq = counters.seq
             self._ref = counters.ref
+            self.encodings = counters.encodings
 
     def replay(self, change: changes.Change, revision: int) -> None:
         """Apply a change accepted by the session this one mirrors, and its revision."""
@@ -421,6 +435,11 @@ class Session:
             self._revision = revision
 
     # =============================================================== helpers
+    def _encodings_changed(self, encodings: frozenset[str]) -> None:
+        """The watchers' encodings changed: the solve loop encodes states ahead in them."""
+        if self._loop is not None:
+            self._loop.encodings(self, encodings)
+
     def _publish(self, state: SessionState, batch: SignalBatch) -> None:
         """Offer a new state to every subscriber; a parked session is reported changed
         (its q is then saved)."""
@@ -446,6 +465,7 @@ class Session:
         solve_us: float,
         plan: Plan | None = None,
         throttled: bool = False,
+        rate_hz: float | None = None,
     ) -> SessionState:
         errors = task_errors(plan or self._stack.plan(), self._configuration)
         self._seq += 1
@@ -461,6 +481,7 @@ class Session:
             ref=self._ref,
             revision=self._revision,
             throttled=throttled and status == "running",
+            rate_hz=round(rate_hz or self._solver.rate_hz, 2),
         )
 
     def _changed(self, change: changes.Change) -> None:

@@ -171,7 +171,8 @@ class TaskStack:
                 else:
                     silent.append(name)
             limits = [e.limit for e in self._limits.values() if e.spec.enabled]
-            self._plan = Plan(objectives, constraints, limits, error_tasks, silent)
+            names = list(self._tasks)
+            self._plan = Plan(objectives, constraints, limits, error_tasks, silent, names)
         return self._plan
 
     # --------------------------------------------------------------- tasks

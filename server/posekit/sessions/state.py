@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from posekit.sessions import state_frame
+
 Status = Literal["running", "converged", "failed", "paused"]
 
 
@@ -22,8 +24,8 @@ class SessionState:
         seq: Step counter of the session (strictly increasing).
         time: Wall-clock time [s since the epoch] when the step finished.
         q: Configuration after the step (size nq).
-        errors: Task name → norm of the task error at ``q`` (None for tasks without
-            an error vector and for disabled tasks).
+        errors: Task name → norm of the task error at ``q``, in stack order (None for
+            tasks without an error vector and for disabled tasks).
         converged: Whether the step was below tolerance (the session is parked).
         status: running | converged | failed | paused.
         error: Why the last step failed (``status == "failed"``), else None.
@@ -33,6 +35,8 @@ class SessionState:
             revision is newer than the previous one answers a change.
         throttled: Whether the solve loop steps this session less often than its
             ``rate_hz``, because its steps are heavy and the loop is full (fair share).
+        rate_hz: The rate the loop steps this session at [Hz]: its own ``rate_hz``, or
+            less while it is throttled.
     """
 
     seq: int
@@ -46,12 +50,15 @@ class SessionState:
     ref: Any = None
     revision: int = 0
     throttled: bool = False
+    rate_hz: float = 0.0
     _json: str | None = field(default=None, init=False, repr=False, compare=False)
+    _binary: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle as the field values and the encoded JSON (states cross a pipe thousands of
-        times a second; the dataclass default goes through ``fields()`` each time)."""
-        return _restore, (tuple(getattr(self, name) for name in STATE_FIELDS), self._json)
+        """Pickle as the field values and the encodings made so far (states cross a pipe
+        thousands of times a second; the dataclass default goes through ``fields()``)."""
+        values = tuple(getattr(self, name) for name in STATE_FIELDS)
+        return _restore, (values, self._json, self._binary)
 
     def message(self) -> dict[str, Any]:
         """The websocket ``state`` message."""
@@ -63,12 +70,40 @@ class SessionState:
             self._json = json.dumps(self.message(), separators=(",", ":"))
         return self._json
 
+    def binary(self) -> bytes:
+        """The binary state frame (:mod:`posekit.sessions.state_frame`), encoded once."""
+        if self._binary is None:
+            self._binary = state_frame.encode(
+                seq=self.seq,
+                revision=self.revision,
+                time=self.time,
+                solve_us=self.solve_us,
+                rate_hz=self.rate_hz,
+                status=self.status,
+                converged=self.converged,
+                throttled=self.throttled,
+                q=self.q,
+                errors=list(self.errors.values()),
+                ref=self.ref,
+                error=self.error,
+            )
+        return self._binary
+
+    def encode(self, formats: frozenset[str]) -> None:
+        """Encode the state now in each of ``formats`` (``json``, ``binary``), so that
+        its watchers only send bytes."""
+        if "json" in formats:
+            self.json()
+        if "binary" in formats:
+            self.binary()
+
 
 STATE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SessionState) if f.init)
 """The fields of a state message, in order (after its ``type``)."""
 
 
-def _restore(values: tuple[Any, ...], encoded: str | None) -> SessionState:
+def _restore(values: tuple[Any, ...], encoded: str | None, frame: bytes | None) -> SessionState:
     state = SessionState(*values)
     state._json = encoded
+    state._binary = frame
     return state

@@ -36,6 +36,8 @@ class Plan:
     """Tasks whose error norm is reported, by name."""
     silent: list[str]
     """Tasks reported with a None error (disabled, or without an error vector)."""
+    names: list[str]
+    """Every task's name, in stack order (the order of the reported errors)."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,9 @@ def solve_step(
 
 
 def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:
-    """Task name → ‖e‖ at ``configuration`` (None when it has no error or cannot be evaluated)."""
-    errors: dict[str, float | None] = dict.fromkeys(plan.silent)
+    """Task name → ‖e‖ at ``configuration``, in stack order (None when it has no error or
+    cannot be evaluated)."""
+    errors: dict[str, float | None] = dict.fromkeys(plan.names)
     for name, task in plan.error_tasks:
         try:
             vector = task.compute_error(configuration)

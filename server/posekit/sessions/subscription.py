@@ -14,12 +14,13 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
 MAX_MESSAGES = 16
+Encoding = Literal["json", "binary"]
 
 
 @dataclass
@@ -73,9 +74,15 @@ class Subscription:
     """
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, on_close: Callable[[Subscription], None]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_close: Callable[[Subscription], None],
+        encoding: Encoding | None = None,
     ) -> None:
         self.loop = loop
+        self.encoding = encoding
+        """How its consumer sends states (``json``, ``binary``; None: it reads the
+        objects), so that the solver can encode them once, ahead."""
         self._on_close = on_close
         self._event = asyncio.Event()
         self._state: SessionState | None = None

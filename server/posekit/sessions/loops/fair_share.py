@@ -9,8 +9,9 @@ its rate, and one above it is stepped every :math:`c_i / L` seconds instead of e
 :math:`1/r_i` (its states then say ``throttled``). So however heavy some sessions are, the
 others keep their rate, and the heavy ones share what is left evenly.
 
-Parked sessions (converged, failed, paused) demand nothing. Costs are CPU time of the
-stepping thread, so time the thread spends waiting for the GIL is not charged.
+Parked sessions (converged, failed, paused) demand nothing. Costs are the CPU time of
+the stepping thread (its CPU clock, read around each step: about a microsecond), so time
+the process waits for a core or for the GIL is not charged to the session.
 """
 
 from __future__ import annotations

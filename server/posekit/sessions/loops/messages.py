@@ -40,6 +40,13 @@ class Replay(NamedTuple):
     change: Change
 
 
+class Encode(NamedTuple):
+    """Encode the mirror's states ahead in ``encodings`` (``json``, ``binary``)."""
+
+    session_id: str
+    encodings: frozenset[str]
+
+
 class Export(NamedTuple):
     """Answer with the mirror's spec (:class:`ExportedSpec`)."""
 
@@ -65,7 +72,7 @@ class Stop(NamedTuple):
     reason: str = "stop"
 
 
-ToSolver = Open | Replay | Export | Close | RobotChanged | Stop
+ToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop
 
 
 class Solved(NamedTuple):

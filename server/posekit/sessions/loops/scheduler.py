@@ -14,7 +14,7 @@ its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the threa
 Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
 sessions' steps together take more than the loop's ``capacity``, the heaviest are
 stepped less often (their states say ``throttled``) so that the others keep their rate.
-A pass ends early once it has run ``MAX_PASS_S`` and changes wait, so a change never
+Between two steps of a pass, changes that came due are stepped first, so a change never
 waits for more than one step of another session.
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
@@ -31,6 +31,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -48,7 +49,6 @@ WAKE_SPACING = 0.5
 MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait for a pass)
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
-MAX_PASS_S = 0.004  # [s] a pass that ran this long ends when changes wait
 
 _Entry = tuple[float, int, int, LoopSession]  # (due, tie-breaker, token, session)
 
@@ -160,6 +160,9 @@ class Scheduler:
         if not heads or at < min(heads):
             self._cond.notify()
 
+    def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
+        """Nothing to do: in this process, watchers encode a state once, when first sent."""
+
     def remove(self, session: LoopSession) -> None:
         """Never step ``session`` again (it was deleted)."""
         with self._cond:
@@ -223,14 +226,14 @@ class Scheduler:
             self._run_pass(due, batch)
 
     def _run_pass(self, due: list[_Due], batch: SignalBatch) -> None:
-        start = time.monotonic()
+        pending = deque(due)
         stepped: list[LoopSession] = []
-        for index, item in enumerate(due):
-            if index and time.monotonic() - start > MAX_PASS_S and self._changes:
-                self._put_back(due[index:])
-                break
+        while pending:
+            item = pending.popleft()
             self._step(item, batch)
             stepped.append(item.session)
+            if pending:
+                pending.extendleft(reversed(self._take_changes_due()))
         batch.flush()
         if self.on_pass is not None:
             try:
@@ -238,14 +241,28 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
+    def _take_changes_due(self) -> list[_Due]:
+        """Changes that came due during a pass, to step next in it."""
+        taken: list[_Due] = []
+        with self._cond:
+            now = time.monotonic()
+            self._prune(self._changes)
+            while self._changes and self._changes[0][0] <= now:
+                entry = heapq.heappop(self._changes)
+                slot = self._valid(entry)
+                if slot is not None:
+                    slot.due = None  # in flight
+                    taken.append(_Due(entry[0], entry[3], True))
+        return taken
+
     def _step(self, item: _Due, batch: SignalBatch) -> None:
         """Step one session, charge its CPU time to its share and schedule its next step."""
         session = item.session
         period, throttled = self.fair_share.period(session, session.period)
         solve_us = 0.0
-        cpu = time.thread_time()
+        cpu = time.thread_time()  # CPU time: waiting for a core or the GIL is not charged
         try:
-            state = session.step(batch, throttled)
+            state = session.step(batch, throttled, 1.0 / period)
             keep_going, solve_us = state.status == "running", state.solve_us
         except Exception:  # a bug in one session must not stop the others
             logger.exception("session %s: step crashed", session.id)
@@ -261,14 +278,6 @@ class Scheduler:
             self.on_step(solve_us)
         if keep_going:
             self._schedule_next(session, max(item.at + period, time.monotonic()))
-
-    def _put_back(self, items: list[_Due]) -> None:
-        """Reschedule sessions taken for a pass but not stepped (as they were)."""
-        with self._cond:
-            for item in items:
-                slot = self._slots.get(item.session)
-                if slot is not None and slot.due is None:
-                    self._push(item.session, slot, item.at, item.urgent)
 
 
 class _Due(NamedTuple):

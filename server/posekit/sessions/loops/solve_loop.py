@@ -19,6 +19,8 @@ class StreamCounters:
     revision: int
     seq: int
     ref: Any
+    encodings: frozenset[str] = frozenset()
+    """The encodings the session's watchers send states in (encoded ahead by a mirror)."""
 
 
 class LoopSession(Protocol):
@@ -37,9 +39,14 @@ class LoopSession(Protocol):
     @property
     def revision(self) -> int: ...
 
-    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
+    def step(
+        self,
+        batch: SignalBatch | None = None,
+        throttled: bool = False,
+        rate_hz: float | None = None,
+    ) -> SessionState:
         """Solve one step now and publish its state (``throttled``: the loop steps this
-        session less often than its rate, to share the loop fairly)."""
+        session less often than its rate, at ``rate_hz``, to share the loop fairly)."""
 
     def adopt(self, state: SessionState, batch: SignalBatch) -> None:
         """Publish a state solved elsewhere (by a mirror of this session)."""
@@ -74,3 +81,7 @@ class SolveLoop(Protocol):
 
     def remove(self, session: LoopSession) -> None:
         """Never step the session again (it was closed)."""
+
+    def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
+        """The session's watchers now send states in ``encodings`` (``json``, ``binary``):
+        a loop that solves elsewhere encodes them there, once."""

@@ -47,6 +47,7 @@ from posekit.sessions.loops import solver_worker
 from posekit.sessions.loops.messages import (
     Close,
     Diverged,
+    Encode,
     Export,
     ExportedSpec,
     FromSolver,
@@ -235,6 +236,11 @@ class SolverProcesses:
         """A robot from files changed in the registry: every solver process's follows."""
         for link in list(self._links):
             link.send(RobotChanged(name, robot))
+
+    def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
+        link = self._link_of.get(session.id)
+        if link is not None:
+            link.send(Encode(session.id, encodings))
 
     def remove(self, session: LoopSession) -> None:
         with self._lock:

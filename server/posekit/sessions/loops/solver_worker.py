@@ -42,6 +42,7 @@ from posekit.robots import RobotRegistry
 from posekit.sessions.loops.messages import (
     Close,
     Diverged,
+    Encode,
     Export,
     ExportedSpec,
     FromSolver,
@@ -138,6 +139,10 @@ class MirrorHost:
             self._open(message)
         elif isinstance(message, Replay):
             self._replay(message)
+        elif isinstance(message, Encode):
+            mirror = self.sessions.get(message.session_id)
+            if mirror is not None:
+                mirror.encodings = message.encodings
         elif isinstance(message, Export):
             mirror = self.sessions.get(message.session_id)
             spec = mirror.spec().model_dump(mode="json") if mirror is not None else None
@@ -237,7 +242,7 @@ class MirrorHost:
             mirror, epoch = self.sessions.get(session_id), self._epochs.get(session_id)
             if mirror is not None and epoch is not None and not mirror.closed:
                 state = mirror.state
-                state.json()
+                state.encode(mirror.encodings)  # once, here, for all its watchers
                 states.append(Solved(session_id, epoch, state))
         if states:
             self.send(States(states))
