@@ -26,6 +26,9 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
 | ``POSEKIT_MODEL_CACHE_IDLE_S`` | ``60`` | … each for at most this many seconds after it was last used |
 | ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle) |
+| ``POSEKIT_MENAGERIE_DOWNLOAD`` | ``true`` | download a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor in the download cache (``MENAGERIE_CACHE_DIR``); ``false``: such a robot is unavailable (503) at once |
+| ``POSEKIT_LOG_LEVEL`` | ``info`` | ``debug``, ``info``, ``warning``, ``error`` or ``critical`` (``posekit up --log-level``) |
+| ``POSEKIT_LOG_FORMAT`` | ``auto`` | ``text`` (readable lines), ``json`` (one object per line) or ``auto``: text when stderr is a terminal, else JSON |
 
 A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is refused
 (it would silently mean open access).
@@ -36,15 +39,22 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from posekit.robots.model_cache import CacheLimits
 
 ENV_PREFIX = "POSEKIT_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+LogFormat = Literal["auto", "text", "json"]
 
 
 class SettingsError(ValueError):
@@ -52,7 +62,8 @@ class SettingsError(ValueError):
 
 
 class Settings(BaseSettings):
-    """posekit's deployment settings (see the module docstring)."""
+    """posekit's deployment settings (see the module docstring); read them with
+    :meth:`from_env`."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True)
 
@@ -77,6 +88,27 @@ class Settings(BaseSettings):
     model_cache_models: int = Field(8, ge=0)
     model_cache_mb: float = Field(512.0, ge=0.0, allow_inf_nan=False)
     model_cache_idle_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
+    menagerie_download: bool = True
+    log_level: LogLevel = "info"
+    log_format: LogFormat = "auto"
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the values given: :meth:`from_env` reads the environment it is handed,
+        so ``Settings.from_env({})`` is the defaults whatever the process's variables."""
+        return (init_settings,)
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
