@@ -16,6 +16,7 @@ from posekit.app import manager_from
 from posekit.robots import RobotRegistry, RobotUnavailable
 from posekit.settings import Settings
 from support.models import needs_menagerie
+from support.servers import LiveServer
 
 ROBOT = "universal_robots_ur5e"
 
@@ -86,3 +87,10 @@ def test_the_setting_reaches_the_servers_registry() -> None:
         {"POSEKIT_MENAGERIE_DOWNLOAD": "false", "POSEKIT_SOLVER_PROCESSES": "0"}
     )
     assert manager_from(settings).registry.download is False
+
+
+def test_the_tests_servers_never_download(full_app: LiveServer) -> None:
+    registry = full_app.manager.registry
+    assert registry.download is False
+    solver_registry = getattr(full_app.manager.solve_loop, "registry", registry)
+    assert solver_registry.download is False  # the solver processes' recipe
