@@ -1,11 +1,14 @@
 # posekit: one container serving the REST + websocket API, the viewer and the landing page.
 FROM python:3.11-slim
 
+# Sessions (SQLite) and downloaded Menagerie robots live on the /data volume, so a
+# recreated container restores its sessions without fetching their robots again.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     POSEKIT_DB=/data/posekit.sqlite3 \
     POSEKIT_DATA_DIR=/data \
+    MENAGERIE_CACHE_DIR=/data/menagerie \
     NUMBA_CACHE_DIR=/home/posekit/.cache/numba
 
 # MuJoCo renders nothing here, but its wheel links against these at import time.
@@ -15,16 +18,18 @@ RUN apt-get update \
 
 RUN useradd --create-home --uid 1000 posekit
 WORKDIR /app
+# The dependencies at the versions of requirements.lock (refresh it with `make lock`).
+COPY requirements.lock ./
 COPY pyproject.toml README.md ./
 COPY server ./server
 COPY frontend ./frontend
 COPY models ./models
-RUN pip install . \
-    && mkdir -p /data && chown posekit:posekit /data
+RUN pip install --constraint requirements.lock . \
+    && mkdir -p /data/menagerie && chown -R posekit:posekit /data
 
 USER posekit
-# Compile the engine's Numba kernels once, at build time, into the user's cache.
-RUN python -c "import posekit, posekit.demo; posekit.demo.run_demo(steps=2)"
+# Compile every Numba kernel of the engine once, at build time, into the user's cache.
+RUN python -m posekit.warmup
 
 VOLUME ["/data"]
 EXPOSE 8000

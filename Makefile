@@ -2,38 +2,61 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-stamp
+# `make run` installs posekit alone; `make test` adds the dev extras (test, lint tools).
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 # Menagerie robots resolve from a local checkout when one sits beside the repo (CI, dev).
 SHARED_MENAGERIE := $(abspath ../shared/menagerie)
 export MENAGERIE_ROOT ?= $(if $(wildcard $(SHARED_MENAGERIE)),$(SHARED_MENAGERIE),)
 
-.PHONY: run test lint bench browser clean
+.PHONY: run test lint bench browser lock clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "posekit needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) --version 2>&1) (make PYTHON=python3.11 ...)" >&2; \
+	  exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev]'
-	touch $(STAMP)
+	$(PY) -m pip install -e .
+	touch $@
 
-run: $(STAMP)
+$(DEV_STAMP): $(RUNTIME_STAMP)
+	$(PY) -m pip install -e '.[dev]'
+	touch $@
+
+run: $(RUNTIME_STAMP)
 	$(VENV)/bin/posekit up
 
+# A Chromium for the browser tests: found, or installed through apt; else they skip (not in CI).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
-	  else sudo apt-get update && sudo apt-get install -y chromium; fi; }
+	@sh tools/ensure_browser.sh
 
-test: $(STAMP) browser
+test: $(DEV_STAMP) browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)
+bench: $(RUNTIME_STAMP)
 	$(PY) bench/ik_step.py
+
+# Refresh requirements.lock, the versions the Docker image installs: posekit's runtime
+# dependencies as pip resolves them today, in a clean virtualenv of its own.
+LOCK_VENV := $(or $(TMPDIR),/tmp)/posekit-lock-venv
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install .
+	{ echo "# The versions the Docker image installs (pip install --constraint requirements.lock .)."; \
+	  echo "# posekit's runtime dependencies, resolved in a clean virtualenv by 'make lock' on"; \
+	  echo "# Python $$($(LOCK_VENV)/bin/python -c 'import platform; print(platform.python_version())'), Linux; refresh with 'make lock'."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude posekit; \
+	} > requirements.lock
+	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from support.browser import CHROMIUM, require_chromium
+from support.browser import require_browser
 from support.models import require_menagerie
 from support.servers import LiveServer
 
@@ -25,11 +25,12 @@ def full_app() -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Headless Debian chromium through Playwright (skips or fails as require_chromium)."""
-    require_chromium()
+    """A headless Chromium of the machine through Playwright (skips or fails as
+    require_browser)."""
+    executable = require_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        instance = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield instance
         instance.close()

@@ -17,6 +17,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import posekit
 from posekit.api.app import DESCRIPTION, TAGS, Hook, call_hook, install_api
+from posekit.api.docs_pages import install_docs
 from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.origin_check import WebSocketOriginCheck
 from posekit.api.security import TokenAuth
@@ -38,10 +39,10 @@ def create_app(
     on_startup: Sequence[Hook] = (),
     on_shutdown: Sequence[Hook] = (),
 ) -> FastAPI:
-    """The posekit app: ``/api`` (REST + websocket), ``/docs``, ``/api/metrics``, the
-    landing page ``/`` and the viewers ``/viewer/{sid}``; the robots of the settings'
-    folder and file and the uploaded ones (:class:`~posekit.own_robots.OwnRobots`),
-    live-reloaded while it runs.
+    """The posekit app: ``/api`` (REST + websocket), ``/docs`` and ``/redoc`` (offline),
+    ``/api/metrics``, the landing page ``/`` and the viewers ``/viewer/{sid}``; the robots
+    of the settings' folder and file and the uploaded ones
+    (:class:`~posekit.own_robots.OwnRobots`), live-reloaded while it runs.
 
     Args:
         settings: Deployment settings; :meth:`Settings.from_env` by default.
@@ -55,7 +56,7 @@ def create_app(
     from posekit_viewer.web import static_files, viewer_router
 
     settings = settings or Settings.from_env()
-    configure_logging()
+    configure_logging(settings.log_level, settings.log_format)
     if manager is None:
         manager = manager_from(settings)
     own_robots = OwnRobots(settings, manager)
@@ -85,9 +86,12 @@ def create_app(
         openapi_tags=TAGS,
         lifespan=lifespan,
         separate_input_output_schemas=False,
+        docs_url=None,  # served offline by install_docs
+        redoc_url=None,
     )
     app.include_router(viewer_router(manager, hub))  # first: it serves ``/`` too
     app.mount("/static", static_files(), name="static")
+    install_docs(app, favicon_url="/favicon.ico")
     app.include_router(_metrics_router(metrics))
     install_api(
         app,
@@ -161,7 +165,7 @@ def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
 
 def manager_from(settings: Settings) -> SessionManager:
     """The session manager ``settings`` describe: store, limits and solve loop."""
-    registry = RobotRegistry(cache=settings.cache_limits())
+    registry = RobotRegistry(cache=settings.cache_limits(), download=settings.menagerie_download)
     return SessionManager(
         registry,
         store=SQLiteStore(settings.db) if settings.db else None,

@@ -1,15 +1,21 @@
-"""The ``posekit`` command line: ``posekit up`` serves everything, ``posekit demo`` solves."""
+"""posekit: interactive, task-based differential IK for MuJoCo robots, in the browser.
+
+'posekit up' serves the API, the viewer and the landing page on one port;
+'posekit demo' solves IK on the built-in arm in the terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from fastapi import FastAPI
 
-from posekit.settings import Settings, SettingsError
+from posekit.listener import PortInUse, bind_listener
+from posekit.settings import LogLevel, Settings, SettingsError
 
 if TYPE_CHECKING:
     from posekit.api.app import Hook
@@ -58,10 +64,12 @@ def serve(
     robot: str | None,
     robot_file: str | None = None,
     robots_dir: str | None = None,
+    log_level: str | None = None,
 ) -> None:
-    """Run the app with uvicorn until interrupted (host and port default to the
-    ``POSEKIT_HOST`` / ``POSEKIT_PORT`` settings; ``robot_file`` and ``robots_dir`` to
-    ``POSEKIT_ROBOT_FILE`` / ``POSEKIT_ROBOTS_DIR``)."""
+    """Run the app with uvicorn until interrupted (host, port, log level, robot file and
+    folder default to the ``POSEKIT_HOST`` / ``POSEKIT_PORT`` / ``POSEKIT_LOG_LEVEL`` /
+    ``POSEKIT_ROBOT_FILE`` / ``POSEKIT_ROBOTS_DIR`` settings). The port is bound first: a
+    busy one ends the command before anything is announced."""
     import uvicorn
 
     from posekit.app import create_app
@@ -69,28 +77,48 @@ def serve(
 
     limit_malloc_arenas()
     settings = Settings.from_env()
-    given = {"robot_file": robot_file, "robots_dir": robots_dir}
+    given = {"robot_file": robot_file, "robots_dir": robots_dir, "log_level": log_level}
     settings = settings.model_copy(update={k: v for k, v in given.items() if v})
     host = host or settings.host
     port = port or settings.port
+    listener = _bind(host, port)
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown_host}:{port}"
     print(f"posekit: serving on {url}  (API docs: {url}/docs)", flush=True)
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings, on_startup=[first_session(robot, url)]),
-        host=host,
-        port=port,
         ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
         # States are a few hundred bytes; compressing each one cost more server CPU
         # than everything else per message on the load bench, so deflate is off.
         ws_per_message_deflate=False,
-        log_level="warning",
+        log_config=None,  # the app's configure_logging formats uvicorn's lines too
+        log_level=None,
+        access_log=False,  # the app logs each request itself, with its request id
     )
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[listener])
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut the app down
+        pass
+    if not server.started:
+        raise SystemExit(3)  # the app failed to start; its error is in the log
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket; a busy port or a bad address ends the command with why."""
+    try:
+        return bind_listener(host, port)
+    except PortInUse:
+        raise SystemExit(f"posekit: port {port} is in use; use --port or POSEKIT_PORT") from None
+    except OSError as error:
+        raise SystemExit(f"posekit: cannot listen on {host}:{port}: {error.strerror}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``posekit`` console script."""
-    parser = argparse.ArgumentParser(prog="posekit", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="posekit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="solve IK on the built-in arm and print the convergence")
     up = commands.add_parser("up", help="serve the API (and viewer) on one port")
@@ -122,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="DIR",
         help="a folder of MJCF/URDF robots to serve, live-reloaded (default: POSEKIT_ROBOTS_DIR)",
     )
+    up.add_argument(
+        "--log-level",
+        choices=get_args(LogLevel),
+        default=None,
+        help="log level (default: POSEKIT_LOG_LEVEL, else info)",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         from posekit.demo import main as demo
@@ -135,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             None if args.robot == "none" else args.robot,
             args.robot_file,
             args.robots,
+            args.log_level,
         )
     except SettingsError as error:
         raise SystemExit(f"posekit: {error}") from None

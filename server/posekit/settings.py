@@ -38,6 +38,9 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_ROBOT_MAX_GEOMS`` | ``10000`` | geoms of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_MAX_MESH_VERTICES`` | ``2000000`` | mesh vertices of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_COMPILE_TIMEOUT_S`` | ``30`` | time an uploaded model has to compile, in a child process (422 beyond) |
+| ``POSEKIT_MENAGERIE_DOWNLOAD`` | ``true`` | download a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor in the download cache (``MENAGERIE_CACHE_DIR``); ``false``: such a robot is unavailable (503) at once |
+| ``POSEKIT_LOG_LEVEL`` | ``info`` | ``debug``, ``info``, ``warning``, ``error`` or ``critical`` (``posekit up --log-level``) |
+| ``POSEKIT_LOG_FORMAT`` | ``auto`` | ``text`` (readable lines), ``json`` (one object per line) or ``auto``: text when stderr is a terminal, else JSON |
 
 A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is refused
 (it would silently mean open access).
@@ -49,10 +52,15 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from posekit.robots.compile_check import ModelCaps
 from posekit.robots.model_cache import CacheLimits
@@ -61,6 +69,8 @@ from posekit.robots.uploads import UploadLimits
 
 ENV_PREFIX = "POSEKIT_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+LogFormat = Literal["auto", "text", "json"]
 
 
 class SettingsError(ValueError):
@@ -68,7 +78,8 @@ class SettingsError(ValueError):
 
 
 class Settings(BaseSettings):
-    """posekit's deployment settings (see the module docstring)."""
+    """posekit's deployment settings (see the module docstring); read them with
+    :meth:`from_env`."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True)
 
@@ -105,6 +116,27 @@ class Settings(BaseSettings):
     robot_max_geoms: int = Field(10_000, ge=1)
     robot_max_mesh_vertices: int = Field(2_000_000, ge=0)
     robot_compile_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
+    menagerie_download: bool = True
+    log_level: LogLevel = "info"
+    log_format: LogFormat = "auto"
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the values given: :meth:`from_env` reads the environment it is handed,
+        so ``Settings.from_env({})`` is the defaults whatever the process's variables."""
+        return (init_settings,)
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod

@@ -13,14 +13,19 @@ import httpx
 import pytest
 from posekit.sessions import Scheduler, SessionManager
 from posekit.sessions.loops.solver_processes import SolverProcesses
+from support.models import offline_registry
 from support.servers import LiveServer
 
-SOLVE_LOOPS = {"thread": Scheduler, "process": SolverProcesses}  # each with a default registry
+SOLVE_LOOPS = {
+    "thread": lambda registry: Scheduler(),
+    "process": lambda registry: SolverProcesses(registry=registry),
+}
 
 
 @pytest.fixture(scope="session", params=sorted(SOLVE_LOOPS))
 def server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
-    manager = SessionManager(solve_loop=SOLVE_LOOPS[request.param]())
+    registry = offline_registry()  # the solver process gets the same recipe: no downloads
+    manager = SessionManager(registry, solve_loop=SOLVE_LOOPS[request.param](registry))
     live = LiveServer(manager).start()
     yield live
     live.stop()

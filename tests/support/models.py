@@ -2,8 +2,15 @@
 
 Menagerie models resolve from ``MENAGERIE_ROOT``; when it is unset and the shared
 checkout sits beside the repository (CI, developer machines), that checkout is used.
-A test that needs Menagerie fails in CI when no checkout is available (it never
-downloads), and skips with a reason elsewhere.
+A test that needs Menagerie fails in CI when no checkout is available, and skips with a
+reason elsewhere.
+
+Tests never download a Menagerie robot: importing this module turns posekit's downloads
+off (``POSEKIT_MENAGERIE_DOWNLOAD=false``, inherited by every server built from the
+environment and every ``posekit up`` subprocess; in-process servers use
+:func:`offline_registry`), and points the ``mujoco-menagerie`` package's download URL
+(``MENAGERIE_BASE_URL``) at a file that does not exist, so a download anything else
+attempted would fail at once instead of reaching the network.
 """
 
 from __future__ import annotations
@@ -15,12 +22,23 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from posekit.robots import RobotRegistry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _SHARED_MENAGERIE = REPO_ROOT.parent / "shared" / "menagerie"
 
+NO_DOWNLOAD_URL = "file:///nonexistent/posekit-tests-never-download"
+
 if not os.environ.get("MENAGERIE_ROOT") and _SHARED_MENAGERIE.is_dir():
     os.environ["MENAGERIE_ROOT"] = str(_SHARED_MENAGERIE)
+os.environ["POSEKIT_MENAGERIE_DOWNLOAD"] = "false"
+os.environ["MENAGERIE_BASE_URL"] = NO_DOWNLOAD_URL
+
+
+def offline_registry() -> RobotRegistry:
+    """A robot registry that never downloads (a Menagerie robot that is not under
+    ``MENAGERIE_ROOT`` nor cached is unavailable at once), as the tests' servers use."""
+    return RobotRegistry(download=False)
 
 
 def menagerie_available() -> bool:

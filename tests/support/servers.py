@@ -28,14 +28,15 @@ class LiveServer:
 
     With a ``manager``, it serves that manager's sessions (default settings unless
     ``settings`` are given); without one, the app builds its own from ``settings`` or the
-    ``POSEKIT_*`` environment.
+    ``POSEKIT_*`` environment, with Menagerie downloads off whatever they say.
     """
 
     def __init__(
         self, manager: SessionManager | None = None, settings: Settings | None = None
     ) -> None:
-        if settings is None and manager is not None:
-            settings = Settings.from_env({})
+        if settings is None:
+            settings = Settings.from_env({} if manager is not None else None)
+        settings = settings.model_copy(update={"menagerie_download": False})
         self.app = create_app(settings, manager=manager)
         self.manager: SessionManager = self.app.state.manager
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

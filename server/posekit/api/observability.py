@@ -1,8 +1,10 @@
 """Request ids, structured logs and Prometheus metrics.
 
 Every HTTP request gets an id (the client's ``X-Request-ID`` when it sends a sane
-one, else a random one), echoed in the response header and attached to one JSON log
-line per request: method, path, status, duration. :class:`Metrics` keeps the
+one, else a random one), echoed in the response header and attached to one log line
+per request: method, path, status, duration (at INFO; health checks and metric scrapes
+at DEBUG). :func:`configure_logging` writes the logs as readable lines on a terminal,
+else as JSON objects. :class:`Metrics` keeps the
 counters, gauges and the solve-time histogram that ``GET /api/metrics`` renders in
 the Prometheus text format (``prometheus_client``).
 """
@@ -14,6 +16,7 @@ import json
 import logging
 import re
 import secrets
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,6 +36,10 @@ from posekit.api.security import ASGIApp, Message, Receive, Scope, Send
 logger = logging.getLogger("posekit.access")
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 _SANE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_HANDLER_NAME = "posekit"
+_OWN_LOGGERS = ("posekit", "posekit_viewer", "viser")
+# Requests that machines repeat all day long: logged at DEBUG, not INFO.
+QUIET_PATHS = frozenset({"/api/health", "/api/metrics"})
 SOLVE_BUCKETS_US = (50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 50000.0)
 
 
@@ -53,16 +60,69 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """Send posekit's logs to stderr as JSON lines (idempotent)."""
-    root = logging.getLogger("posekit")
-    if any(isinstance(h.formatter, JsonFormatter) for h in root.handlers):
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter())
+class TextFormatter(logging.Formatter):
+    """A readable line: local time, level, logger, message, then the record's fields and
+    its request id as ``key=value`` (the same facts as :class:`JsonFormatter`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        line = f"{stamp} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        fields = dict(getattr(record, "fields", {}))
+        rid = getattr(record, "request_id", request_id.get())
+        if rid != "-":
+            fields["request_id"] = rid
+        if fields:
+            line += "  " + " ".join(f"{key}={value}" for key, value in fields.items())
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class _StderrHandler(logging.Handler):
+    """Writes each record to the ``sys.stderr`` of the moment it is logged (so a
+    replaced stderr, as under a test runner, is followed rather than kept)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
+def log_format_of(log_format: str, stream: Any = None) -> str:
+    """``text`` or ``json``: ``auto`` is text on a terminal, JSON otherwise (a pipe, a
+    file, a container's log collector)."""
+    if log_format != "auto":
+        return log_format
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return "text" if isatty is not None and isatty() else "json"
+
+
+def configure_logging(level: str = "info", log_format: str = "auto") -> None:
+    """Send the logs to stderr, as readable lines or JSON (:func:`log_format_of`).
+
+    posekit's loggers (``posekit``, ``posekit_viewer``, ``viser``: viser's console lines
+    are at DEBUG) log at ``level``; uvicorn's at ``level`` when it is ``debug``, else at
+    ``warning`` at least (its start-up lines repeat what ``posekit up`` prints); any
+    other library at ``warning`` at least. One handler on the root logger formats them
+    all; calling this again replaces it (idempotent).
+    """
+    numeric = logging.getLevelNamesMapping()[level.upper()]
+    handler = _StderrHandler(numeric)  # a logger set lower elsewhere is not shown either
+    handler.set_name(_HANDLER_NAME)
+    chosen = log_format_of(log_format)
+    handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(level)
-    root.propagate = False
+    root.setLevel(max(numeric, logging.WARNING))
+    for name in _OWN_LOGGERS:
+        logging.getLogger(name).setLevel(numeric)
+    quiet = numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING)
+    logging.getLogger("uvicorn").setLevel(quiet)
 
 
 class RateMeter:
@@ -198,13 +258,15 @@ class RequestContext:
             await self.app(scope, receive, send_with_id)
         finally:
             self.metrics.count_request(status[0])
-            logger.info(
+            path = scope.get("path")
+            logger.log(
+                logging.DEBUG if path in QUIET_PATHS else logging.INFO,
                 "request",
                 extra={
                     "request_id": rid,
                     "fields": {
                         "method": scope.get("method"),
-                        "path": scope.get("path"),
+                        "path": path,
                         "status": status[0],
                         "ms": round((time.perf_counter() - started) * 1e3, 2),
                     },

@@ -3,8 +3,10 @@ robots from files (a folder, one file, uploads).
 
 Listing is free: built-in models are the ``*.xml`` files of the ``posekit.models``
 package and Menagerie robots come from the metadata bundled with the
-``mujoco-menagerie`` package (no download). Loading a Menagerie robot downloads it on
-first use, or resolves it from ``MENAGERIE_ROOT`` when that is set. Robots from files
+``mujoco-menagerie`` package (no download). Loading a Menagerie robot resolves it from
+``MENAGERIE_ROOT`` when that is set, else from the package's download cache
+(``MENAGERIE_CACHE_DIR``), downloading it there on first use unless downloads are off
+(``download=False``: the robot is then unavailable at once). Robots from files
 (:class:`~posekit.robots.local_robots.LocalRobot`, sources ``local`` and ``uploaded``)
 are compiled from their files (:mod:`posekit.robots.loading`); when their files change,
 :meth:`RobotRegistry.reload` forgets their compiled models and tells the listeners
@@ -75,6 +77,9 @@ class RobotRegistry:
         menagerie: Whether to list MuJoCo Menagerie robots.
         cache: How many compiled models to keep once no session uses them.
         local: Robots from files to serve from the start.
+        download: Whether a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor
+            in the download cache may be downloaded; when not, loading it raises
+            :class:`RobotUnavailable` at once.
     """
 
     def __init__(
@@ -83,9 +88,11 @@ class RobotRegistry:
         menagerie: bool = True,
         cache: CacheLimits | None = None,
         local: Iterable[LocalRobot] = (),
+        download: bool = True,
     ) -> None:
         self._builtin_dir = builtin_dir or Path(str(resources.files("posekit.models")))
         self._menagerie = menagerie
+        self.download = download
         self.cache = ModelCache(cache)
         self._entries: dict[str, RobotEntry] = {}
         self._builtin_files: dict[str, Path] = {}
@@ -126,12 +133,13 @@ class RobotRegistry:
 
     def __reduce__(
         self,
-    ) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits, tuple[LocalRobot, ...]]]:
+    ) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits, tuple[LocalRobot, ...], bool]]:
         """Pickled as its recipe (a solver process builds the same registry, robots from
         files included), not its cache."""
         with self._lock:
             local = tuple(self._local.values())
-        return (RobotRegistry, (self._builtin_dir, self._menagerie, self.cache.limits, local))
+        recipe = (self._builtin_dir, self._menagerie, self.cache.limits, local, self.download)
+        return (RobotRegistry, recipe)
 
     # ---------------------------------------------------------------- listing
     def entries(self) -> list[RobotEntry]:
@@ -194,7 +202,7 @@ class RobotRegistry:
         if robot.source == "builtin":
             path = self._builtin_files[name]
         else:
-            path = self._menagerie_xml(name, entry)
+            path = self._menagerie_xml(name, entry, self.download)
         try:
             # Through a spec: MjModel.from_xml_path would keep the parsed model (meshes
             # included) in MuJoCo's "last loaded XML" until the next load.
@@ -285,11 +293,21 @@ class RobotRegistry:
             listener(name, robot)
 
     @staticmethod
-    def _menagerie_xml(name: str, entry: str) -> Path:
+    def _menagerie_xml(name: str, entry: str, download: bool) -> Path:
+        """The XML file of a Menagerie robot entry, from ``MENAGERIE_ROOT`` or the
+        download cache; downloaded first when it is in neither and ``download`` is on."""
         import mujoco_menagerie as mm
 
         try:
-            return Path(mm.get(name).xml(entry))
+            robot = mm.get(name)
+            cache = mm.Cache()  # MENAGERIE_ROOT and MENAGERIE_CACHE_DIR as they are now
+            if not download and cache.root is None and not cache.is_cached(robot):
+                raise RobotUnavailable(
+                    f"robot {name!r} is neither in a Menagerie checkout (MENAGERIE_ROOT is "
+                    "unset) nor in the Menagerie download cache, and downloads are off "
+                    "(POSEKIT_MENAGERIE_DOWNLOAD=false)"
+                )
+            return Path(robot.xml(entry, cache))
         except mm.MenagerieError as exc:
             raise RobotUnavailable(
                 f"robot {name!r} could not be fetched from MuJoCo Menagerie: {exc}"

@@ -1,0 +1,58 @@
+#!/bin/sh
+# The browser of the browser tests (`make test`): a Chromium the machine has, else
+# Debian's chromium installed with apt-get where apt exists (through sudo when not root).
+# Without one the browser tests skip, saying why; under CI (CI set) they must run, so
+# finding none is an error here.
+set -u
+
+find_browser() {
+  if [ -n "${POSEKIT_BROWSER:-}" ]; then
+    command -v "$POSEKIT_BROWSER"
+    return
+  fi
+  for name in chromium chromium-browser google-chrome google-chrome-stable; do
+    if command -v "$name"; then
+      return 0
+    fi
+  done
+  return 1
+}
+
+if browser=$(find_browser); then
+  echo "browser tests: $browser"
+  exit 0
+fi
+
+how="there is no apt-get to install Debian's chromium with"
+if [ -z "${POSEKIT_BROWSER:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  how="apt-get could not install Debian's chromium"
+  if [ "$(id -u)" = 0 ]; then
+    as_root=""
+  elif command -v sudo >/dev/null 2>&1; then
+    as_root="sudo"
+  else
+    as_root="none"
+    how="installing Debian's chromium needs root, and there is no sudo"
+  fi
+  if [ "$as_root" != none ]; then
+    echo "browser tests: installing Debian's chromium (apt-get)"
+    $as_root apt-get update -qq &&
+      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+    if browser=$(find_browser); then
+      echo "browser tests: $browser"
+      exit 0
+    fi
+  fi
+fi
+
+if [ -n "${POSEKIT_BROWSER:-}" ]; then
+  reason="POSEKIT_BROWSER=$POSEKIT_BROWSER is not an executable"
+else
+  reason="no Chromium found (chromium, chromium-browser, google-chrome on the PATH, or POSEKIT_BROWSER), and $how"
+fi
+if [ -n "${CI:-}" ]; then
+  echo "error: $reason; CI runs the browser tests" >&2
+  exit 1
+fi
+echo "note: $reason; the browser tests will be skipped" >&2
+exit 0
