@@ -46,7 +46,7 @@ def compile_kernels(steps: int = 2) -> float:
     limits: list[posekit.Limit] = [
         posekit.ConfigurationLimit(model),
         posekit.CollisionAvoidanceLimit(
-            model, [(bodies, ["floor"])], collision_detection_distance=1.0
+            model, [(bodies, bodies)], collision_detection_distance=1.0  # broadphase too
         ),
     ]
     for _ in range(steps):

@@ -139,7 +139,8 @@ def test_a_state_solved_before_set_q_does_not_undo_it(
     stale.revision = session.revision
     session.set_q(ARM.qpos0 + 0.1)
     session.adopt(stale, _NoBatch())  # it arrives right after set_q
-    assert session.state is before  # dropped, not published
+    assert session.state is not stale  # dropped, not published (the mirror's answer to
+    assert session.state.seq != stale.seq  # set_q, with the new q, may be there already)
     assert session.q == pytest.approx(ARM.qpos0 + 0.1, abs=1e-15)  # still the q that was set
     assert_mirrors(session, processes)
 
