@@ -12,6 +12,7 @@ other solver name goes through ``qpsolvers`` with the bounds folded into ``G``.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import daqp
 import numpy as np
 import qpsolvers
 
-from posekit.ik.exceptions import NoSolutionFound, SolverNotInstalled
+from posekit.ik.exceptions import InvalidSolverSettings, NoSolutionFound, SolverNotInstalled
 from posekit.ik.limits.limit import Bounds, bounds_as_rows
 
 _DAQP_EQUALITY = 5
@@ -31,6 +32,14 @@ _DAQP_EXIT_MESSAGES = {
     -5: "non-convex problem",
     -6: "initial working set overdetermined",
 }
+
+
+def check_step_settings(dt: float, damping: float) -> None:
+    """Raise :class:`InvalidSolverSettings` unless ``dt`` [s] > 0 and ``damping`` >= 0 are finite."""
+    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0):
+        raise InvalidSolverSettings(f"dt must be a finite number of seconds > 0, got {dt!r}")
+    if not (isinstance(damping, (int, float)) and math.isfinite(damping) and damping >= 0.0):
+        raise InvalidSolverSettings(f"damping must be a finite number >= 0, got {damping!r}")
 
 
 @dataclass
@@ -93,9 +102,7 @@ class QuadraticProgram:
             self.H, self.c, constraint_matrix, upper, lower, sense, **settings
         )
         if exitflag < 1 or not np.isfinite(x).all():
-            raise NoSolutionFound(
-                "daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}")
-            )
+            raise daqp_failure(exitflag)
         return x
 
     def _daqp_constraints(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -120,6 +127,11 @@ class QuadraticProgram:
         if self.A is not None:
             sense[upper.shape[0] - self.A.shape[0] :] = _DAQP_EQUALITY
         return constraint_matrix, upper, lower, sense
+
+
+def daqp_failure(exitflag: int) -> NoSolutionFound:
+    """The error of a daqp solve that ended with ``exitflag`` or a non-finite solution."""
+    return NoSolutionFound("daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}"))
 
 
 _EMPTY = np.zeros(0)

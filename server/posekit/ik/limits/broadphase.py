@@ -17,8 +17,25 @@ from __future__ import annotations
 
 import math
 
+import mujoco
 import numpy as np
 from numba import njit
+
+
+def pair_reach_squared(
+    model: mujoco.MjModel, geom1: np.ndarray, geom2: np.ndarray, detection: float
+) -> np.ndarray:
+    r"""Per pair, the largest squared centre distance at which it may be in range [m²].
+
+    :math:`(r_1 + r_2 + d_{\mathrm{detect}})^2` from ``geom_rbound``; :math:`+\infty` for a
+    pair with an unbounded geom (a plane: ``rbound = 0``); :math:`-1` when the reach is
+    negative (a negative detection distance deeper than both spheres: never in range).
+    """
+    radius1 = model.geom_rbound[geom1]
+    radius2 = model.geom_rbound[geom2]
+    reach = radius1 + radius2 + detection
+    unbounded = (radius1 <= 0.0) | (radius2 <= 0.0)
+    return np.where(unbounded, np.inf, np.where(reach < 0.0, -1.0, reach * reach))
 
 
 @njit(cache=True)

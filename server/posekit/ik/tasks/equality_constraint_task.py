@@ -132,6 +132,11 @@ class EqualityConstraintTask(Task):
         self._cost_by_eq[:] = 0.0
         self._cost_by_eq[self._eq_ids] = self.cost
 
+    @property
+    def equality_ids(self) -> list[int]:
+        """Ids of the selected equality constraints, in the order of :attr:`cost`."""
+        return list(self._eq_ids)
+
     def _rows(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, residuals, jacobian = equality_rows(configuration)
         keep = self._selected[ids]

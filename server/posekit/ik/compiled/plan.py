@@ -1,0 +1,168 @@
+"""A compiled plan: one IK problem's records and buffers, and its one-call step.
+
+Built once per (configuration, tasks, limits, constraints, ``dt``, ``damping``): every
+object is packed (:mod:`~posekit.ik.compiled.kinds`), the arrays are laid out
+(:mod:`~posekit.ik.compiled.header`) and daqp's structs filled
+(:mod:`~posekit.ik.compiled.daqp_call`). The plan observes its objects: a public
+attribute assigned on one of them (``set_cost``, ``task.gain = …``) re-packs that
+object's record in place before the next step (a patch); a change of shape (more rows,
+another kind) rebuilds the plan. Targets need neither: setters write them in place
+into the buffers the records point at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from posekit.ik.compiled import header as h
+from posekit.ik.compiled.daqp_call import daqp_buffer
+from posekit.ik.compiled.kinds import pack_limit, pack_task
+from posekit.ik.compiled.layout import Layout
+from posekit.ik.compiled.packing import NotCompiled, PackContext, Packed
+from posekit.ik.compiled.step_kernel import exit_flag, run_step
+from posekit.ik.compiled.symbols import availability, native_libraries
+from posekit.ik.qp import check_step_settings, daqp_failure
+
+
+@dataclass
+class _Entry:
+    """Where one object's record lives, to patch it in place."""
+
+    source: object
+    role: str  # "task", "constraint" or "limit"
+    record: int
+    floats: int
+    shape: tuple[int, int, int, int]
+    slot: int  # block of a diagonal task's weighted errors, -1 for none
+    keep: list[np.ndarray] = field(default_factory=list)
+
+
+class Plan:
+    """The compiled form of one IK problem (module docstring).
+
+    Attributes:
+        reason: Why this problem takes the Python path, or ``None`` when it is compiled.
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        data: mujoco.MjData,
+        tasks: Sequence[object],
+        limits: Sequence[object],
+        constraints: Sequence[object],
+        dt: float,
+        damping: float,
+    ) -> None:
+        check_step_settings(dt, damping)
+        self._model, self._data = model, data
+        self._sources = (tuple(tasks), tuple(constraints), tuple(limits))
+        self._dt, self._damping = float(dt), float(damping)
+        self._stale = False
+        self.reason: str | None = None
+        self._ints = np.zeros(0, dtype=np.int64)
+        self._velocity = np.zeros(model.nv)
+        self._build()
+        for source in {id(s): s for group in self._sources for s in group}.values():
+            source.add_observer(self)  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ observer
+    def changed(self, source: object) -> None:
+        """A public attribute of ``source`` was assigned: re-read it before the next step."""
+        self._stale = True
+        self._changed.add(id(source))
+
+    # --------------------------------------------------------------------- step
+    def solve(self) -> np.ndarray | None:
+        """:math:`v = \\Delta q / \\Delta t` of one step, or ``None`` when :attr:`reason` is set.
+
+        Raises:
+            NoSolutionFound: daqp found no solution or returned a non-finite one.
+        """
+        if self._stale:
+            self._refresh()
+        if self.reason is not None:
+            return None
+        status = run_step(self._ints, self._velocity)
+        if status < 1:
+            raise daqp_failure(exit_flag(status)[0])
+        return self._velocity.copy()
+
+    # -------------------------------------------------------------------- build
+    def _packs(self) -> list[tuple[object, str, Packed]]:
+        objective = PackContext(self._model, self._data, constraint=False)
+        constraint = PackContext(self._model, self._data, constraint=True)
+        tasks, constraints, limits = self._sources
+        return [
+            *((task, "task", pack_task(task, objective)) for task in tasks),
+            *((task, "constraint", pack_task(task, constraint)) for task in constraints),
+            *((limit, "limit", pack_limit(limit, objective)) for limit in limits),
+        ]
+
+    def _build(self) -> None:
+        self._changed: set[int] = set()
+        unavailable = availability()
+        if unavailable is not None:
+            self.reason = unavailable
+            return
+        try:
+            packs = self._packs()
+        except NotCompiled as reason:
+            self.reason = str(reason)
+            return
+        self.reason = None
+        layout = Layout(self._model, packs)
+        self._ints, self._floats, self._work = layout.ints, layout.floats, layout.work
+        self._floats[h.F_DAMPING] = self._damping
+        self._floats[h.F_DT] = self._dt
+        self._entries = [
+            _Entry(source, role, record, offset, packed.shape(), slot, packed.keep)
+            for (source, role, packed), (record, offset, slot) in zip(
+                packs, layout.placements, strict=True
+            )
+        ]
+        self._buffers = layout.buffers
+        libraries = native_libraries()
+        self._ints[h.H_FN : h.H_FN + libraries.functions.shape[0]] = libraries.functions
+        self._daqp = daqp_buffer(
+            libraries.daqp_settings,
+            self._model.nv,
+            layout.work_address(h.W_H),
+            layout.work_address(h.W_C),
+            layout.solution_address(),
+        )
+        self._ints[h.H_DAQP] = self._daqp.ctypes.data
+        layout.bind(self._data)
+
+    def _refresh(self) -> None:
+        """Re-pack the changed objects in place, or rebuild when their shape changed."""
+        changed, self._changed, self._stale = self._changed, set(), False
+        if self.reason is not None or not hasattr(self, "_entries"):
+            self._build()
+            return
+        try:
+            for entry in self._entries:
+                if id(entry.source) in changed and not self._patch(entry):
+                    self._build()
+                    return
+        except NotCompiled as reason:
+            self.reason = str(reason)
+
+    def _patch(self, entry: _Entry) -> bool:
+        """Write ``entry``'s new record over the old one; False when its shape changed."""
+        context = PackContext(self._model, self._data, constraint=entry.role == "constraint")
+        pack = pack_limit if entry.role == "limit" else pack_task
+        packed = pack(entry.source, context)
+        if packed.shape() != entry.shape:
+            return False
+        if packed.slot_index is not None:
+            packed.ints[packed.slot_index] = entry.slot
+        record = packed.record(entry.floats, weighted=entry.role == "task")
+        self._ints[entry.record : entry.record + len(record)] = record
+        self._floats[entry.floats : entry.floats + len(packed.floats)] = packed.floats
+        entry.keep = packed.keep
+        return True
