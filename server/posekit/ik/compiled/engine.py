@@ -122,13 +122,25 @@ def fallback_reason(
 
     ``limits=None`` means the default configuration limit, as in ``solve_ik``.
     """
-    from posekit.ik.solve import default_limits
-
     reason = _static_reason(solver, settings)
     if reason is not None:
         return reason
+    return plan_for(configuration, tasks, dt, damping, limits, constraints).reason
+
+
+def plan_for(
+    configuration: Configuration,
+    tasks: Sequence[object],
+    dt: float,
+    damping: float = 1e-12,
+    limits: Sequence[object] | None = None,
+    constraints: Sequence[object] | None = None,
+) -> Plan:
+    """The (cached) plan ``solve_ik`` uses for this problem, e.g. to inspect its last QP."""
+    from posekit.ik.solve import default_limits
+
     chosen = default_limits(configuration) if limits is None else limits
-    return _plan(configuration, _key(configuration, tasks, dt, damping, chosen, constraints)).reason
+    return _plan(configuration, _key(configuration, tasks, dt, damping, chosen, constraints))
 
 
 def solve_compiled(
@@ -156,6 +168,11 @@ def solve_compiled(
     if velocity is None and plan.reason is not None:
         _warn_once(plan.reason)
     return velocity
+
+
+def forget_warnings() -> None:
+    """Warn again about every fallback reason (each is otherwise warned once per process)."""
+    _WARNED.clear()
 
 
 def _warn_once(reason: str) -> None:

@@ -45,9 +45,9 @@ H_DAQP = 31  # address of daqp's DAQPProblem, DAQPResult and DAQPSettings (daqp_
 H_SENSE = 32  # address of daqp's int32 sense array
 H_SEGMENTS = 33  # address of an int64 scratch: (first row, rows, columns address, count) per task
 H_STATUS = 34  # out: daqp's exit flag (0 before a solve)
-H_FINITE = 35  # out: 1 when the solution is finite
 H_ROWS_G = 36  # out: inequality rows of the last step
 H_ROWS_A = 37  # out: equality rows of the last step
+H_HAVE_BOUNDS = 35  # out: 1 when the last step had simple bounds
 H_EFC_READY = 38  # scratch: 1 once this step's constraint rows are made (mj_makeConstraint)
 H_FN = 39  # function table, FUNCTION_COUNT slots (symbols.FN_*)
 

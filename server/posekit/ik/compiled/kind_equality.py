@@ -26,6 +26,7 @@ from posekit.ik.compiled.packing import (
     Packed,
     all_columns,
     scalar,
+    vector_address,
 )
 from posekit.ik.compiled.symbols import FN_MAKE_CONSTRAINT, FN_TENDON
 from posekit.ik.tasks import EqualityConstraintTask
@@ -48,17 +49,13 @@ def pack(task: EqualityConstraintTask, context: PackContext) -> Packed:
         raise NotCompiled(f"equality constraint rows cannot be read: {efc_offsets()}")
     model = context.model
     ids = task.equality_ids
-    cost = np.asarray(task.cost, dtype=np.float64)
-    if cost.shape != (len(ids),):
-        raise NotCompiled(f"EqualityConstraintTask.cost has shape {cost.shape}, not ({len(ids)},)")
     selected = np.zeros(model.neq)
     selected[ids] = 1.0
-    cost_by_equality = np.zeros(model.neq)
-    cost_by_equality[ids] = cost
     rows = sum(_ROWS_OF_TYPE[int(model.eq_type[i])] for i in ids)
     columns = all_columns(model.nv)
-    packed = Packed(h.K_EQUALITY, [], [], rows, columns, [columns, selected, cost_by_equality])
-    packed.ints = [int(selected.ctypes.data), int(cost_by_equality.ctypes.data), model.neq]
+    packed = Packed(h.K_EQUALITY, [], [], rows, columns, [columns, selected])
+    cost = vector_address(packed, task.cost_by_equality, model.neq, "the equality costs")
+    packed.ints = [int(selected.ctypes.data), cost, model.neq]
     packed.floats = [scalar(task.gain, "gain"), scalar(task.lm_damping, "lm_damping")]
     return packed
 

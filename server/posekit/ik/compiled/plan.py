@@ -19,13 +19,15 @@ import mujoco
 import numpy as np
 
 from posekit.ik.compiled import header as h
+from posekit.ik.compiled import qp_kernel
 from posekit.ik.compiled.daqp_call import daqp_buffer
 from posekit.ik.compiled.kinds import pack_limit, pack_task
 from posekit.ik.compiled.layout import Layout
 from posekit.ik.compiled.packing import NotCompiled, PackContext, Packed
 from posekit.ik.compiled.step_kernel import exit_flag, run_step
 from posekit.ik.compiled.symbols import availability, native_libraries
-from posekit.ik.qp import check_step_settings, daqp_failure
+from posekit.ik.limits.limit import Bounds
+from posekit.ik.qp import QuadraticProgram, check_step_settings, daqp_failure
 
 
 @dataclass
@@ -42,11 +44,7 @@ class _Entry:
 
 
 class Plan:
-    """The compiled form of one IK problem (module docstring).
-
-    Attributes:
-        reason: Why this problem takes the Python path, or ``None`` when it is compiled.
-    """
+    """The compiled form of one IK problem (module docstring)."""
 
     def __init__(
         self,
@@ -63,12 +61,26 @@ class Plan:
         self._sources = (tuple(tasks), tuple(constraints), tuple(limits))
         self._dt, self._damping = float(dt), float(damping)
         self._stale = False
-        self.reason: str | None = None
+        self._reason: str | None = None
+        self.builds = 0
+        """How many times the plan was laid out (1 + rebuilds after a change of shape)."""
         self._ints = np.zeros(0, dtype=np.int64)
         self._velocity = np.zeros(model.nv)
         self._build()
         for source in {id(s): s for group in self._sources for s in group}.values():
             source.add_observer(self)  # type: ignore[attr-defined]
+
+    @property
+    def reason(self) -> str | None:
+        """Why this problem takes the Python path (``None``: compiled), as of now."""
+        if self._stale:
+            self._refresh()
+        return self._reason
+
+    @property
+    def stale(self) -> bool:
+        """Whether a change of one of its objects awaits the next step (a patch)."""
+        return self._stale
 
     # ------------------------------------------------------------------ observer
     def changed(self, source: object) -> None:
@@ -85,12 +97,35 @@ class Plan:
         """
         if self._stale:
             self._refresh()
-        if self.reason is not None:
+        if self._reason is not None:
             return None
         status = run_step(self._ints, self._velocity)
         if status < 1:
             raise daqp_failure(exit_flag(status)[0])
         return self._velocity.copy()
+
+    def last_qp(self) -> QuadraticProgram:
+        """The QP of the last step (copies), as the Python path's ``assemble_qp`` gives it.
+
+        For diagnostics and tests: ``H``, ``c``, the simple bounds (when any limit has
+        some), the inequality rows ``G, h`` and equality rows ``A, b`` (``None`` when
+        there are none).
+        """
+        ints, work, nv = self._ints, self._work, self._model.nv
+        hessian = work[ints[h.W_H] : ints[h.W_H] + nv * nv].reshape(nv, nv).copy()
+        gradient = work[ints[h.W_C] : ints[h.W_C] + nv].copy()
+        view = qp_kernel.area_views(work[ints[h.W_QP] :], nv, int(ints[h.W_QP_ROWS]))
+        program = QuadraticProgram(hessian, gradient)
+        inequalities, equalities = int(ints[h.H_ROWS_G]), int(ints[h.H_ROWS_A])
+        if bool(ints[h.H_HAVE_BOUNDS]):
+            program.bounds = Bounds(view.lower.copy(), view.upper.copy())
+        if inequalities:
+            program.G = view.rows[:inequalities].copy()
+            program.h = view.rhs[:inequalities].copy()
+        if equalities:
+            program.A = view.rows[inequalities : inequalities + equalities].copy()
+            program.b = view.rhs[inequalities : inequalities + equalities].copy()
+        return program
 
     # -------------------------------------------------------------------- build
     def _packs(self) -> list[tuple[object, str, Packed]]:
@@ -104,17 +139,18 @@ class Plan:
         ]
 
     def _build(self) -> None:
+        self.builds += 1
         self._changed: set[int] = set()
         unavailable = availability()
         if unavailable is not None:
-            self.reason = unavailable
+            self._reason = unavailable
             return
         try:
             packs = self._packs()
         except NotCompiled as reason:
-            self.reason = str(reason)
+            self._reason = str(reason)
             return
-        self.reason = None
+        self._reason = None
         layout = Layout(self._model, packs)
         self._ints, self._floats, self._work = layout.ints, layout.floats, layout.work
         self._floats[h.F_DAMPING] = self._damping
@@ -141,7 +177,7 @@ class Plan:
     def _refresh(self) -> None:
         """Re-pack the changed objects in place, or rebuild when their shape changed."""
         changed, self._changed, self._stale = self._changed, set(), False
-        if self.reason is not None or not hasattr(self, "_entries"):
+        if self._reason is not None or not hasattr(self, "_entries"):
             self._build()
             return
         try:
@@ -150,7 +186,7 @@ class Plan:
                     self._build()
                     return
         except NotCompiled as reason:
-            self.reason = str(reason)
+            self._reason = str(reason)
 
     def _patch(self, entry: _Entry) -> bool:
         """Write ``entry``'s new record over the old one; False when its shape changed."""

@@ -18,6 +18,8 @@ QP area of ``work`` (``R`` = rows it has room for): matrix ``R × nv`` | rhs ``R
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -36,6 +38,27 @@ def area_size(nv: int, capacity: int) -> int:
 def solution_offset(nv: int, capacity: int) -> int:
     """Where :math:`x` starts in the QP area."""
     return capacity * nv + 3 * capacity + 4 * nv
+
+
+class AreaViews(NamedTuple):
+    """The QP area of ``work`` as NumPy views (Python side, for :meth:`Plan.last_qp`)."""
+
+    rows: np.ndarray
+    rhs: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def area_views(area: np.ndarray, nv: int, capacity: int) -> AreaViews:
+    """Views of the rows, right-hand sides and bounds in a QP area starting at ``area[0]``."""
+    at = capacity * nv
+    bounds = at + 3 * capacity + 2 * nv
+    return AreaViews(
+        area[:at].reshape(capacity, nv),
+        area[at : at + capacity],
+        area[bounds : bounds + nv],
+        area[bounds + nv : bounds + 2 * nv],
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -137,6 +160,7 @@ def solve_qp(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray) -> np.ndar
     sense[:bounds] = 0
     ints[h.H_ROWS_G] = inequalities
     ints[h.H_ROWS_A] = equalities
+    ints[h.H_HAVE_BOUNDS] = bounds
     vectors = (bupper.ctypes.data, blower.ctypes.data, sense.ctypes.data, lam.ctypes.data)
     ints[h.H_STATUS] = daqp_call.solve(
         ints, bounds, inequalities + equalities, out.ctypes.data, vectors

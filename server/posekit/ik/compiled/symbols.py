@@ -119,7 +119,12 @@ def _daqp_library() -> ctypes.CDLL:
     return ctypes.CDLL(str(daqp.__file__))
 
 
-def _resolve() -> NativeLibraries:
+def resolve_native_libraries() -> NativeLibraries:
+    """Open the libraries and look the functions up (uncached; see :func:`native_libraries`).
+
+    Raises:
+        CompiledUnavailable: as :func:`native_libraries`.
+    """
     mujoco_library = _mujoco_library()
     daqp_library = _daqp_library()
     addresses = [_address(mujoco_library, name) for name in MUJOCO_FUNCTIONS]
@@ -134,7 +139,7 @@ def _resolve() -> NativeLibraries:
 @functools.cache
 def _resolved() -> NativeLibraries | str:
     try:
-        return _resolve()
+        return resolve_native_libraries()
     except (CompiledUnavailable, OSError, importlib.metadata.PackageNotFoundError) as exc:
         return str(exc)
 

@@ -133,6 +133,14 @@ class EqualityConstraintTask(Task):
         self._cost_by_eq[self._eq_ids] = self.cost
 
     @property
+    def cost_by_equality(self) -> np.ndarray:
+        """The cost of each equality of the model (0 for those not selected), shape ``(neq,)``.
+
+        The task's own buffer, written in place by :meth:`set_cost`.
+        """
+        return self._cost_by_eq
+
+    @property
     def equality_ids(self) -> list[int]:
         """Ids of the selected equality constraints, in the order of :attr:`cost`."""
         return list(self._eq_ids)
