@@ -66,6 +66,8 @@ W_QP = 69  # QP rows (G then A, × nv), bupper, blower, lower and upper bounds, 
 W_QP_ROWS = 70  # rows the QP matrix has room for
 W_DIAG = 71  # weighted errors of the diagonal tasks (one block of nv each)
 W_DENSE = 72  # scratch: a dense nv × nv objective
+W_GRAM = 73  # scratch: one task's rows packed by column (nv × rows)
+W_GRAM_ROWS = 74  # rows of the largest residual task
 HEADER_INTS = 80
 
 # --- record prefix ------------------------------------------------------------------

@@ -45,7 +45,7 @@ class Layout:
             ints += [0] * roles.count(role)
         self.placements: list[tuple[int, int, int]] = []
         diagonal = 0
-        residual_rows = qp_rows = 0
+        residual_rows = qp_rows = largest = 0
         index = {
             "task": ints[h.H_TASKS],
             "constraint": ints[h.H_CONSTRAINTS],
@@ -64,12 +64,14 @@ class Layout:
             floats += packed.floats
             if role == "task" and packed.kind not in _NO_RESIDUAL:
                 residual_rows += packed.rows
+                largest = max(largest, packed.rows)
             elif role != "task":
                 qp_rows += packed.rows
         dense = any(p.kind == h.K_KINETIC_ENERGY for _, _, p in packs)
         self.ints = np.array(ints, dtype=np.int64)
         self.floats = np.array(floats, dtype=np.float64)
         self._nv, self._qp_rows = nv, qp_rows
+        self.ints[h.W_GRAM_ROWS] = largest
         self.work = np.zeros(self._work_layout(nv, residual_rows, qp_rows, diagonal, dense))
         segments = np.zeros(4 * max(1, roles.count("task")), dtype=np.int64)
         sense = np.zeros(nv + qp_rows, dtype=np.int32)
@@ -90,6 +92,7 @@ class Layout:
             (h.W_QP, qp_kernel.area_size(nv, qp_rows)),
             (h.W_DIAG, diagonal * nv),
             (h.W_DENSE, nv * nv if dense else 0),
+            (h.W_GRAM, self.ints[h.W_GRAM_ROWS] * nv),
         )
         offset = 0
         for slot, size in sizes:

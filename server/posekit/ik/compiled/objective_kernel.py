@@ -94,11 +94,11 @@ def objective(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray) -> None:
     residual = work_matrix(ints, ints[h.W_RES], capacity, nv)
     rhs = work[ints[h.W_RES] + capacity * nv : ints[h.W_RES] + capacity * (nv + 1)]
     segments = int64s(ints[h.H_SEGMENTS], 4 * ints[h.H_NTASKS])
+    packed = work_matrix(ints, ints[h.W_GRAM], nv, ints[h.W_GRAM_ROWS])
     for s in range(count):
         columns = int32s(segments[4 * s + 2], segments[4 * s + 3])
-        add_normal_equations(
-            residual, rhs, segments[4 * s], segments[4 * s + 1], columns, hessian, gradient
-        )
+        first, rows = segments[4 * s], segments[4 * s + 1]
+        add_normal_equations(residual, rhs, first, rows, columns, hessian, gradient, packed)
     mirror_upper(hessian)
     gradient *= -1.0
     for t in range(ints[h.H_NTASKS]):

@@ -104,6 +104,20 @@ class Plan:
             raise daqp_failure(exit_flag(status)[0])
         return self._velocity.copy()
 
+    def header(self) -> np.ndarray:
+        """The plan's ``ints`` (header and records), to time its kernels in isolation.
+
+        ``bench/ik_breakdown.py`` runs parts of the step on it; writing into it breaks
+        the plan.
+        """
+        return self._ints
+
+    def qp_addresses(self) -> tuple[int, int, int, int, int]:
+        """Addresses of the QP's rows, ``bupper``, ``blower``, ``sense`` and ``lam``."""
+        ints, nv = self._ints, self._model.nv
+        start = int(self._work.ctypes.data) + 8 * int(ints[h.W_QP])
+        return qp_kernel.area_addresses(start, nv, int(ints[h.W_QP_ROWS]), int(ints[h.H_SENSE]))
+
     def last_qp(self) -> QuadraticProgram:
         """The QP of the last step (copies), as the Python path's ``assemble_qp`` gives it.
 

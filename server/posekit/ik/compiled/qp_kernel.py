@@ -40,6 +40,17 @@ def solution_offset(nv: int, capacity: int) -> int:
     return capacity * nv + 3 * capacity + 4 * nv
 
 
+def area_addresses(
+    start: int, nv: int, capacity: int, sense: int
+) -> tuple[int, int, int, int, int]:
+    """Addresses of the rows, ``bupper``, ``blower``, ``sense`` and ``lam`` of a QP area."""
+    at = start + 8 * capacity * nv
+    bupper = at + 8 * capacity
+    blower = bupper + 8 * (capacity + nv)
+    lam = blower + 8 * (capacity + nv) + 8 * 3 * nv
+    return start, bupper, blower, sense, lam
+
+
 class AreaViews(NamedTuple):
     """The QP area of ``work`` as NumPy views (Python side, for :meth:`Plan.last_qp`)."""
 

@@ -82,25 +82,63 @@ def add_normal_equations(
     columns: np.ndarray,
     hessian: np.ndarray,
     gradient: np.ndarray,
+    packed: np.ndarray,
 ) -> None:
     r"""Add :math:`W^T W` (upper triangle) and :math:`W^T E` of rows ``first…first+count``.
 
     Only the rows' ``columns`` (sorted) can be non-zero, so the cost is
-    ``count × len(columns)²`` instead of ``count × nv²``; the skipped terms are exact
-    zeros, so the sums are those of the dense product.
+    ``count × len(columns)²`` instead of ``count × nv²`` (the skipped terms are exact
+    zeros). The rows are gathered column by column into ``packed`` (``len(columns) ×
+    count``), so each entry of :math:`W^T W` is a short dot product of contiguous
+    columns.
     """
     n = columns.shape[0]
-    for r in range(first, first + count):
-        row = rows[r]
-        value = rhs[r]
-        for a in range(n):
-            ca = columns[a]
-            wa = row[ca]
-            gradient[ca] += wa * value
-            hessian_row = hessian[ca]
-            for b in range(a, n):
-                cb = columns[b]
-                hessian_row[cb] += wa * row[cb]
+    for a in range(n):
+        column = columns[a]
+        target = packed[a]
+        total = 0.0
+        for r in range(count):
+            weight = rows[first + r, column]
+            target[r] = weight
+            total += weight * rhs[first + r]
+        gradient[column] += total
+    for a in range(n):
+        _add_dot_products(packed, count, a, columns, hessian[columns[a]])
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products(
+    packed: np.ndarray, count: int, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a``, four ``b`` at a time.
+
+    Four independent sums keep the floating-point units busy (one sum alone waits on
+    each addition); each sum still adds its terms in row order.
+    """
+    n = columns.shape[0]
+    left = packed[a]
+    b = a
+    while b + 3 < n:
+        r0, r1, r2, r3 = packed[b], packed[b + 1], packed[b + 2], packed[b + 3]
+        s0 = s1 = s2 = s3 = 0.0
+        for r in range(count):
+            x = left[r]
+            s0 += x * r0[r]
+            s1 += x * r1[r]
+            s2 += x * r2[r]
+            s3 += x * r3[r]
+        hessian_row[columns[b]] += s0
+        hessian_row[columns[b + 1]] += s1
+        hessian_row[columns[b + 2]] += s2
+        hessian_row[columns[b + 3]] += s3
+        b += 4
+    while b < n:
+        right = packed[b]
+        total = 0.0
+        for r in range(count):
+            total += left[r] * right[r]
+        hessian_row[columns[b]] += total
+        b += 1
 
 
 @njit(cache=True, nogil=True)

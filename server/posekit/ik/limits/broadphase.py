@@ -38,10 +38,10 @@ def pair_reach_squared(
     return np.where(unbounded, np.inf, np.where(reach < 0.0, -1.0, reach * reach))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _box_gap(
-    center_a: np.ndarray, radius_a: float, center_b: np.ndarray, rotation_b: np.ndarray,
-    half_b: np.ndarray,
+    center_a: tuple[float, float, float], radius_a: float, center_b: tuple[float, float, float],
+    rotation_b: np.ndarray, half_b: np.ndarray,
 ) -> float:  # fmt: skip
     """Lower bound on the distance between a sphere and an oriented box [m]."""
     dx = center_a[0] - center_b[0]
@@ -56,19 +56,19 @@ def _box_gap(
     return math.sqrt(total) - radius_a
 
 
-@njit(cache=True)
-def _box_center(position: np.ndarray, rotation: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    center = np.empty(3)
-    for row in range(3):
-        center[row] = position[row] + (
-            rotation[3 * row] * offset[0]
-            + rotation[3 * row + 1] * offset[1]
-            + rotation[3 * row + 2] * offset[2]
-        )
-    return center
+@njit(cache=True, nogil=True)
+def _box_center(
+    position: np.ndarray, rotation: np.ndarray, offset: np.ndarray
+) -> tuple[float, float, float]:
+    """World centre of a geom's local box: ``position + rotation @ offset``."""
+    return (
+        position[0] + (rotation[0] * offset[0] + rotation[1] * offset[1] + rotation[2] * offset[2]),
+        position[1] + (rotation[3] * offset[0] + rotation[4] * offset[1] + rotation[5] * offset[2]),
+        position[2] + (rotation[6] * offset[0] + rotation[7] * offset[1] + rotation[8] * offset[2]),
+    )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def candidate_pairs(
     geom1: np.ndarray,
     geom2: np.ndarray,
