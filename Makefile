@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
+	$(PY) -c "from posekit.ik.compiled.warm_up import warm_up; print(f'posekit: IK kernels compiled in {warm_up():.0f} s')"
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -103,42 +103,55 @@ def add_normal_equations(
             total += weight * rhs[first + r]
         gradient[column] += total
     for a in range(n):
-        _add_dot_products(packed, count, a, columns, hessian[columns[a]])
+        hessian_row = hessian[columns[a]]
+        if count == 3:
+            _add_dot_products_3(packed, a, columns, hessian_row)
+        elif count == 6:
+            _add_dot_products_6(packed, a, columns, hessian_row)
+        else:
+            _add_dot_products(packed, count, a, columns, hessian_row)
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products_3(
+    packed: np.ndarray, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a``, rows of 3 (unrolled)."""
+    x0, x1, x2 = packed[a, 0], packed[a, 1], packed[a, 2]
+    for b in range(a, columns.shape[0]):
+        p = packed[b]
+        hessian_row[columns[b]] += x0 * p[0] + x1 * p[1] + x2 * p[2]
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products_6(
+    packed: np.ndarray, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """As :func:`_add_dot_products_3` for rows of 6 (a frame or relative frame task)."""
+    left = packed[a]
+    x0, x1, x2, x3, x4, x5 = left[0], left[1], left[2], left[3], left[4], left[5]
+    for b in range(a, columns.shape[0]):
+        p = packed[b]
+        hessian_row[columns[b]] += (
+            x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] + x4 * p[4] + x5 * p[5]
+        )
 
 
 @njit(cache=True, nogil=True)
 def _add_dot_products(
     packed: np.ndarray, count: int, a: int, columns: np.ndarray, hessian_row: np.ndarray
 ) -> None:
-    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a``, four ``b`` at a time.
+    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a`` (any row count).
 
-    Four independent sums keep the floating-point units busy (one sum alone waits on
-    each addition); each sum still adds its terms in row order.
+    Each dot product adds its terms in row order, as the unrolled variants do.
     """
-    n = columns.shape[0]
     left = packed[a]
-    b = a
-    while b + 3 < n:
-        r0, r1, r2, r3 = packed[b], packed[b + 1], packed[b + 2], packed[b + 3]
-        s0 = s1 = s2 = s3 = 0.0
-        for r in range(count):
-            x = left[r]
-            s0 += x * r0[r]
-            s1 += x * r1[r]
-            s2 += x * r2[r]
-            s3 += x * r3[r]
-        hessian_row[columns[b]] += s0
-        hessian_row[columns[b + 1]] += s1
-        hessian_row[columns[b + 2]] += s2
-        hessian_row[columns[b + 3]] += s3
-        b += 4
-    while b < n:
+    for b in range(a, columns.shape[0]):
         right = packed[b]
         total = 0.0
         for r in range(count):
             total += left[r] * right[r]
         hessian_row[columns[b]] += total
-        b += 1
 
 
 @njit(cache=True, nogil=True)
