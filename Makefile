@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
-	$(PY) -c "from posekit.ik.compiled.warm_up import warm_up; print(f'posekit: IK kernels compiled in {warm_up():.0f} s')"
+	$(PY) -c "from posekit.warmup import compile_kernels; print(f'posekit: engine kernels compiled in {compile_kernels():.0f} s')"
 	touch $(STAMP)
 
 run: $(STAMP)

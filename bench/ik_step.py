@@ -6,7 +6,11 @@ interleaved in blocks in one process, from the same start with the same targets.
 Prints median / p90 / p99 in µs per step, the ratio posekit/mink of the medians, and
 the largest joint difference between the two trajectories.
 
-    python bench/ik_step.py [--steps 3000] [--blocks 6] [--only S1,S3]
+    python bench/ik_step.py [--steps 3000] [--blocks 6] [--only S1,S3] [--extra NAME]
+
+``--extra NAME`` times one more importable build of the engine in the same interleaved
+blocks (e.g. the previous commit's package copied under another name), for a
+before/after comparison in one process; its row shows its ratio to posekit.
 """
 
 from __future__ import annotations
@@ -256,9 +260,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3000, help="steps per library per scenario")
     parser.add_argument("--blocks", type=int, default=6, help="interleaved blocks per library")
     parser.add_argument("--only", default="", help="comma-separated scenario ids")
+    parser.add_argument(
+        "--extra", default="", help="another importable engine build to time alongside"
+    )
     args = parser.parse_args()
 
     libs: dict[str, ModuleType] = {"posekit": importlib.import_module("posekit")}
+    if args.extra:
+        libs[args.extra] = importlib.import_module(args.extra)
     try:
         libs["mink"] = importlib.import_module("mink")
     except ImportError:
@@ -286,12 +295,14 @@ def main() -> None:
         for name in libs:
             median, p90, p99 = stats(times[name])
             medians[name] = median
-            line = f"{'':4} {name:8} {median:10.1f} {p90:9.1f} {p99:9.1f}"
-            if name == "posekit" and "mink" in libs:
+            line = f"{'':4} {name[:8]:8} {median:10.1f} {p90:9.1f} {p99:9.1f}"
+            if name != "mink" and "mink" in libs:
                 q_diff = np.max(
-                    np.abs(problems["posekit"].configuration.q - problems["mink"].configuration.q)
+                    np.abs(problems[name].configuration.q - problems["mink"].configuration.q)
                 )
                 line += f" {'':6} {q_diff:9.1e}"
+            if name == args.extra:
+                line += f"   {median / medians['posekit']:.2f}× posekit"
             print(line)
         if "mink" in libs:
             print(f"{'':4} {'ratio posekit/mink':>28} {medians['posekit'] / medians['mink']:.2f}")

@@ -13,7 +13,13 @@ stream. Printed per N:
   process and its solver processes), the API process alone, and the clients.
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
-                                [--solver-processes N]
+                                [--solver-processes N] [--scenario levels|heavy]
+
+Scenario ``heavy`` (fair share): ``--light`` arm7 sessions as above beside ``--heavy``
+(3) sessions on Menagerie's ``unitree_g1`` (``MENAGERIE_ROOT``) whose collision-avoidance
+limit checks every body against every body within 0.3 m (967 geom pairs, about 4 ms per
+step); their clients drag ``left_palm`` the same way. Printed per group: the light
+sessions must keep their rate and latency, the heavy ones are throttled.
 
 The clients run in this process (on uvloop when installed), the server in another;
 on a 2-core machine they share the cores, so the figures include that contention.
@@ -43,15 +49,31 @@ REPO = Path(__file__).resolve().parents[1]
 TARGET_HZ = 20.0
 
 
+@dataclass(frozen=True)
+class Kind:
+    """Sessions of one group: robot, the task the client drags, extra limits."""
+
+    group: str
+    robot: str
+    task: str
+    limits: tuple[dict[str, Any], ...] = ()
+
+
+LIGHT = Kind("light (arm7)", "arm7", "ee")
+HEAVY_DETECTION_M = 0.3
+
+
 @dataclass
 class SessionLoad:
     """What one client measured on its session."""
 
     session_id: str
     center: list[float]
+    kind: Kind = LIGHT
     sent: dict[int, float] = field(default_factory=dict)
     next_ref: int = 0  # first ref whose latency is not measured yet
     states: int = 0
+    throttled: int = 0  # states that said the session was throttled
     latencies: list[float] = field(default_factory=list)
     measuring: bool = False
 
@@ -93,11 +115,9 @@ def tree_cpu_seconds(pids: list[int]) -> float:
     return total if pids else math.nan
 
 
-def start_server(port: int, solver_processes: int | None) -> subprocess.Popen:
+def start_server(port: int, environment: dict[str, str]) -> subprocess.Popen:
     command = [sys.executable, "-m", "posekit.cli", "up", "--port", str(port), "--robot", "none"]
-    env = dict(os.environ)
-    if solver_processes is not None:
-        env["POSEKIT_SOLVER_PROCESSES"] = str(solver_processes)
+    env = dict(os.environ, **environment)
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -126,9 +146,8 @@ async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) 
                 x, y, z = load.center
                 position = [x + 0.05 * math.cos(angle), y + 0.05 * math.sin(angle), z]
                 load.sent[ref] = time.perf_counter()
-                await ws.send(
-                    json.dumps({"type": "target", "task": "ee", "position": position, "ref": ref})
-                )
+                message = {"type": "target", "task": load.kind.task, "position": position}
+                await ws.send(json.dumps({**message, "ref": ref}))
 
         async def receive() -> None:
             async for raw in ws:  # every message is read and decoded, as a viewer would
@@ -138,6 +157,7 @@ async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) 
                     continue
                 if load.measuring:
                     load.states += 1
+                    load.throttled += bool(message.get("throttled"))
                 ref = message["ref"]
                 if ref is None:
                     continue
@@ -172,18 +192,47 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-async def run_level(base: str, pid: int, count: int, seconds: float, warmup: float) -> dict:
+async def heavy_kind(http: httpx.AsyncClient) -> Kind:
+    """G1 sessions checking every body against every body for collisions."""
+    robot = (await http.get("/api/robots/unitree_g1")).json()
+    if "frames" not in robot:
+        raise SystemExit(f"scenario heavy needs Menagerie's unitree_g1: {robot}")
+    bodies = [b for b in robot["frames"]["body"] if b != "world"]
+    limit = {
+        "type": "collision_avoidance",
+        "params": {
+            "geom_pairs": [[bodies, bodies]],
+            "collision_detection_distance": HEAVY_DETECTION_M,
+        },
+    }
+    return Kind("heavy (G1, collisions)", "unitree_g1", "left_palm", (limit,))
+
+
+async def create_sessions(http: httpx.AsyncClient, kind: Kind, count: int) -> list[SessionLoad]:
+    loads = []
+    for _ in range(count):
+        session = (await http.post("/api/sessions", json={"robot": kind.robot})).json()
+        sid = session["id"]
+        for limit in kind.limits:
+            answer = await http.post(f"/api/sessions/{sid}/limits", json=limit)
+            answer.raise_for_status()
+        task = (await http.get(f"/api/sessions/{sid}/tasks/{kind.task}")).json()
+        loads.append(SessionLoad(sid, task["target"]["position"], kind))
+    return loads
+
+
+async def run_level(
+    base: str, pid: int, groups: list[tuple[Kind, int]], seconds: float, warmup: float
+) -> list[dict]:
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         loads = []
-        for _ in range(count):
-            session = (await http.post("/api/sessions", json={"robot": "arm7"})).json()
-            task = (await http.get(f"/api/sessions/{session['id']}/tasks/ee")).json()
-            loads.append(SessionLoad(session["id"], task["target"]["position"]))
+        for kind, count in groups:
+            loads += await create_sessions(http, kind, count)
         stop = asyncio.Event()
         ws_base = base.replace("http", "ws", 1)
         clients = [
             asyncio.create_task(
-                drive(f"{ws_base}/api/sessions/{load.session_id}/stream", load, stop, i / count)
+                drive(f"{ws_base}/api/sessions/{load.session_id}/stream", load, stop, i / len(loads))
             )
             for i, load in enumerate(loads)
         ]
@@ -204,25 +253,37 @@ async def run_level(base: str, pid: int, count: int, seconds: float, warmup: flo
         await asyncio.gather(*clients, return_exceptions=True)
         for load in loads:
             await http.delete(f"/api/sessions/{load.session_id}")
+    cpu = {
+        "server_cpu": 100 * server_cpu / wall,
+        "api_cpu": 100 * api_cpu / wall,
+        "client_cpu": 100 * client_cpu / wall,
+    }
+    return [summary([x for x in loads if x.kind == kind], wall, cpu) for kind, _ in groups]
+
+
+def summary(loads: list[SessionLoad], wall: float, cpu: dict[str, float]) -> dict:
+    """Figures of one group of sessions."""
     latencies = [x * 1e3 for load in loads for x in load.latencies]
     rates = [load.states / wall for load in loads]
     return {
-        "sessions": count,
-        "rate_mean": statistics.fmean(rates),
-        "rate_min": min(rates),
+        "sessions": f"{len(loads)} {loads[0].kind.group}" if loads else "0",
+        "rate_mean": statistics.fmean(rates) if rates else math.nan,
+        "rate_min": min(rates, default=math.nan),
         "p50": percentile(latencies, 50),
         "p95": percentile(latencies, 95),
         "p99": percentile(latencies, 99),
         "samples": len(latencies),
-        "server_cpu": 100 * server_cpu / wall,
-        "api_cpu": 100 * api_cpu / wall,
-        "client_cpu": 100 * client_cpu / wall,
+        "throttled": 100 * sum(x.throttled for x in loads) / max(1, sum(x.states for x in loads)),
+        **cpu,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", default="10,50,100")
+    parser.add_argument("--sessions", default="10,50,100", help="levels of arm7 sessions")
+    parser.add_argument("--scenario", choices=["levels", "heavy"], default="levels")
+    parser.add_argument("--light", type=int, default=20, help="scenario heavy: arm7 sessions")
+    parser.add_argument("--heavy", type=int, default=3, help="scenario heavy: G1 sessions")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument(
@@ -234,40 +295,60 @@ def main() -> None:
         type=int,
         help="POSEKIT_SOLVER_PROCESSES of the started server (default: the server's own)",
     )
+    parser.add_argument(
+        "--capacity",
+        type=float,
+        help="POSEKIT_SOLVE_CAPACITY of the started server (0: never throttle)",
+    )
     args = parser.parse_args()
     server = None
     if args.url:
         base, pid = args.url.rstrip("/"), args.pid
     else:
         port = free_port()
-        server = start_server(port, args.solver_processes)
+        environment = {}
+        if args.solver_processes is not None:
+            environment["POSEKIT_SOLVER_PROCESSES"] = str(args.solver_processes)
+        if args.capacity is not None:
+            environment["POSEKIT_SOLVE_CAPACITY"] = str(args.capacity)
+        server = start_server(port, environment)
         base, pid = f"http://127.0.0.1:{port}", server.pid
     rows = []
     try:
-        for count in (int(n) for n in args.sessions.split(",")):
-            rows.append(run(run_level(base, pid, count, args.seconds, args.warmup)))
+        if args.scenario == "heavy":
+            rows += run(heavy_scenario(base, pid, args))
+        else:
+            for count in (int(n) for n in args.sessions.split(",")):
+                rows += run(run_level(base, pid, [(LIGHT, count)], args.seconds, args.warmup))
     finally:
         if server is not None:
             server.terminate()
             server.wait(10)
     print(
-        f"posekit server load: arm7 sessions at 60 Hz, targets at {TARGET_HZ:.0f} Hz per "
+        f"posekit server load ({args.scenario}): sessions at 60 Hz, targets at {TARGET_HZ:.0f} Hz per "
         f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, solver processes: "
         f"{'server default' if args.solver_processes is None else args.solver_processes}"
     )
     header = (
-        f"{'sessions':>8} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
+        f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
         f"{'p95 ms':>6} | {'p99 ms':>6} | {'targets':>7} | {'server CPU':>10} | "
-        f"{'API CPU':>7} | {'client CPU':>10}"
+        f"{'API CPU':>7} | {'client CPU':>10} | {'throttled':>9}"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
         print(
-            f"{r['sessions']:>8} | {r['rate_mean']:>16.1f} | {r['rate_min']:>7.1f} | "
+            f"{r['sessions']:>28} | {r['rate_mean']:>16.1f} | {r['rate_min']:>7.1f} | "
             f"{r['p50']:>6.1f} | {r['p95']:>6.1f} | {r['p99']:>6.1f} | {r['samples']:>7} | "
             f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}%"
         )
+
+
+async def heavy_scenario(base: str, pid: int, args: argparse.Namespace) -> list[dict]:
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        heavy = await heavy_kind(http)
+    groups = [(LIGHT, args.light), (heavy, args.heavy)]
+    return await run_level(base, pid, groups, args.seconds, args.warmup)
 
 
 if __name__ == "__main__":

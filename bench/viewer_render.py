@@ -10,8 +10,9 @@ joint moving every frame:
   second, the panels (task values, errors, plot, joints). ``q`` is set through the
   session before each frame (not timed).
 
-Bytes per watcher are counted on a websocket client connected to the viser server
-(it sends a camera message, as a browser does, so it gets everything a browser gets).
+Bytes per watcher are counted on a websocket client connected to the viser server on
+its Unix-domain socket, as the app's relay is (it sends a camera message, as a browser
+does, so it gets everything a browser gets).
 
     python bench/viewer_render.py [--frames 600] [--robots arm7 humanoid unitree_g1]
 """
@@ -30,7 +31,7 @@ import mujoco
 import numpy as np
 import viser
 from viser import _messages
-from websockets.sync.client import connect
+from websockets.sync.client import unix_connect
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MENAGERIE = REPO.parent / "shared" / "menagerie"
@@ -38,6 +39,7 @@ if not os.environ.get("MENAGERIE_ROOT") and SHARED_MENAGERIE.is_dir():
     os.environ["MENAGERIE_ROOT"] = str(SHARED_MENAGERIE)
 
 from posekit.sessions import SessionManager  # noqa: E402
+from posekit_viewer.private_socket import start_private_viser  # noqa: E402
 from posekit_viewer.scene_renderer import SceneRenderer  # noqa: E402
 from posekit_viewer.session_viewer import SessionViewer  # noqa: E402
 
@@ -61,16 +63,16 @@ def load(name: str) -> mujoco.MjModel:
 class Watcher:
     """A websocket client of a viser server counting the bytes it receives."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, socket_path: str) -> None:
         self.received = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, args=(port,), daemon=True)
+        self._thread = threading.Thread(target=self._watch, args=(socket_path,), daemon=True)
         self._thread.start()
         time.sleep(2.0)  # the scene upload reaches the watcher first
 
-    def _watch(self, port: int) -> None:
-        with connect(f"ws://127.0.0.1:{port}", subprotocols=[f"viser-v{viser.__version__}"],
-                     max_size=None) as socket:  # fmt: skip
+    def _watch(self, socket_path: str) -> None:
+        with unix_connect(socket_path, uri="ws://localhost/", max_size=None,
+                          subprotocols=[f"viser-v{viser.__version__}"]) as socket:  # fmt: skip
             socket.send(msgspec.msgpack.encode(CAMERA.as_serializable_dict()))
             while not self._stop.is_set():
                 try:
@@ -116,9 +118,9 @@ def run_frames(
 def measure_render(name: str, frames: int) -> tuple[np.ndarray, int, float]:
     """Render-only cost: ms per frame, moving bodies, bytes/s per watcher."""
     model = load(name)
-    server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
+    server, socket_path = start_private_viser()
     renderer = SceneRenderer(server, model)
-    watcher = Watcher(server.get_port())
+    watcher = Watcher(socket_path)
     q_at = moving_q(model, model.key_qpos[0].copy() if model.nkey else model.qpos0.copy())
     current = [q_at(0)]
 
@@ -138,7 +140,7 @@ def measure_viewer(name: str, frames: int) -> tuple[np.ndarray, int, float]:
     session = manager.create({"robot": name})
     session.set_solver({"paused": True})  # q comes from the bench, frame by frame
     viewer = SessionViewer(session, "http://bench/viewer", start=False)
-    watcher = Watcher(viewer.port)
+    watcher = Watcher(viewer.socket_path)
     q_at = moving_q(session.model, np.array(session.q))
 
     def prepare(frame: int) -> None:

@@ -16,9 +16,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     On a fresh checkout that takes half a minute of CPU (Numba, cached afterwards); a
     server's first session would otherwise wait for it past the tests' deadlines.
     """
-    from posekit.ik.compiled.warm_up import warm_up
+    from posekit.warmup import compile_kernels
 
-    warm_up()
+    compile_kernels(steps=1)
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The "Display" panel: show or hide collision geoms, body frames and the CoM marker.
+"""The "Display" panel: show or hide collision geoms, body frames, the CoM marker and the
+scene's mocap bodies (drawn muted; they are not the session's targets).
 
 The scene is shared, so these switches act for everyone watching the session.
 """
@@ -21,6 +22,10 @@ class DisplayPanel:
             self.collision = gui.add_checkbox("Collision geoms", initial_value=False)
             self.frames = gui.add_checkbox("Body frames", initial_value=False)
             self.com = gui.add_checkbox("Center of mass", initial_value=False)
+            self.mocap = gui.add_checkbox(
+                "Scene mocap bodies", initial_value=True,
+                hint="The scene's static mocap markers, drawn grey; drag the gizmos instead.",
+            )  # fmt: skip
 
         @self.collision.on_update
         def _(_: Any) -> None:
@@ -33,3 +38,7 @@ class DisplayPanel:
         @self.com.on_update
         def _(_: Any) -> None:
             renderer.set_com_visible(self.com.value)
+
+        @self.mocap.on_update
+        def _(_: Any) -> None:
+            renderer.set_mocap_visible(self.mocap.value)

@@ -37,6 +37,21 @@ logger = logging.getLogger(__name__)
 
 GIZMO_ROOT = "/targets"
 ARROW_RGB = (30, 90, 235)
+GIZMO_FRACTION = 0.18  # a gizmo's size: this fraction of the robot's largest extent
+GIZMO_SIZE_RANGE = (0.05, 1.0)  # [m]
+DEFAULT_SCALE = 0.15  # [m] without a robot to measure
+
+
+def gizmo_scale(low: np.ndarray, high: np.ndarray) -> float:
+    """Gizmo size [m] for a robot whose bounding box is ``[low, high]``.
+
+    Like RViz's interactive markers, gizmos are sized from the object they move: a
+    fixed fraction of the robot's largest extent, so that they look the same on a
+    0.7 m arm and a 1.3 m humanoid once the camera frames the robot (about a fifth of
+    the view's height).
+    """
+    size = GIZMO_FRACTION * float(np.max(np.asarray(high) - np.asarray(low)))
+    return float(np.clip(size, *GIZMO_SIZE_RANGE))
 
 
 def gizmo_shape(spec: TaskSpecBase) -> GizmoShape | None:
@@ -61,7 +76,9 @@ class _Gizmo:
 class TargetGizmos:
     """The gizmos of one session's tasks, kept in sync with its task stack."""
 
-    def __init__(self, server: viser.ViserServer, session: Session, scale: float = 0.15) -> None:
+    def __init__(
+        self, server: viser.ViserServer, session: Session, scale: float = DEFAULT_SCALE
+    ) -> None:
         self._server = server
         self._session = session
         self._scale = scale
@@ -243,6 +260,17 @@ class TargetGizmos:
         return {"position": local.translation().tolist(), "wxyz": local.rotation().wxyz.tolist()}
 
     # ------------------------------------------------------------- reading
+    @property
+    def scale(self) -> float:
+        """Size of the gizmos [m]."""
+        return self._scale
+
+    def positions(self) -> np.ndarray:
+        """World positions of the gizmos as shown, shape (n, 3)."""
+        with self._lock:
+            points = [np.asarray(g.handle.position, float) for g in self._gizmos.values()]
+        return np.array(points).reshape(-1, 3)
+
     @property
     def names(self) -> list[str]:
         """Names of the tasks that have a gizmo."""

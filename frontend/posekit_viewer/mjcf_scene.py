@@ -17,6 +17,8 @@ import mujoco
 import numpy as np
 import trimesh
 
+from posekit_viewer.camera_framing import box_corners
+
 VISUAL_GROUPS = (0, 1, 2)
 PLANE_HALF_SIZE = 2.0  # [m] drawn half-size of an infinite plane (size 0)
 PLANE_THICKNESS = 0.002  # [m]
@@ -30,6 +32,12 @@ class BodyMesh:
     name: str
     mesh: trimesh.Trimesh
     static: bool  # welded to the world: its pose never changes
+    mocap: bool = False  # a mocap body: scene decoration, its pose independent of q
+
+    def corners(self) -> np.ndarray:
+        """The 8 corners of the mesh's axis-aligned bounding box in the body frame, (8, 3)."""
+        low, high = self.mesh.bounds
+        return box_corners(low, high)
 
 
 def geom_rgba(model: mujoco.MjModel, geom_id: int) -> np.ndarray:
@@ -134,8 +142,9 @@ def merge_by_body(model: mujoco.MjModel, geom_ids: list[int]) -> list[BodyMesh]:
         merged = meshes[0] if len(meshes) == 1 else trimesh.util.concatenate(meshes)
         assert isinstance(merged, trimesh.Trimesh)
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body_id) or f"body{body_id}"
-        static = int(model.body_weldid[body_id]) == 0 and int(model.body_mocapid[body_id]) < 0
-        result.append(BodyMesh(body_id, name, merged, static))
+        mocap = int(model.body_mocapid[body_id]) >= 0
+        static = int(model.body_weldid[body_id]) == 0 and not mocap
+        result.append(BodyMesh(body_id, name, merged, static, mocap))
     return result
 
 

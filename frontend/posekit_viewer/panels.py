@@ -1,15 +1,19 @@
 """The viewer's GUI: every panel of one session, shared by everyone watching it.
 
-Panels, top to bottom: Session (viewers, status, solve time, link, keyframe reset,
-save/load spec), Tasks, Add task, Limits, Solver, Joints, Display and Errors. They act
+Panels, top to bottom: Session (viewers, status, solve time, frame robot, link, keyframe
+reset, save/load spec, exports), Tasks, Add task, Limits, Solver, Joints, Display and Errors. They act
 through the same :class:`Session` methods as the REST API, with the same validation;
 a rejected change is shown to the viewer who made it and changes nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import viser
 from posekit.sessions.session import Session
+from posekit.sessions.state import SessionState
 
 from posekit_viewer.add_task_panel import AddTaskPanel
 from posekit_viewer.display_panel import DisplayPanel
@@ -26,11 +30,16 @@ class SessionPanels:
     """All panels of a session's viewer."""
 
     def __init__(
-        self, server: viser.ViserServer, session: Session, link: str, renderer: SceneRenderer
+        self,
+        server: viser.ViserServer,
+        session: Session,
+        link: str,
+        renderer: SceneRenderer,
+        on_frame: Callable[[Any], None],
     ) -> None:
         self._server = server
         self._session = session
-        self.session = SessionPanel(server, session, link)
+        self.session = SessionPanel(server, session, link, on_frame)
         self.tasks = TaskListPanel(server, session)
         self.add_task = AddTaskPanel(server, session)
         self.limits = LimitPanel(server, session)
@@ -42,6 +51,10 @@ class SessionPanels:
     def load_spec(self, content: bytes) -> None:
         """Replace the session with an uploaded spec (see :meth:`SessionPanel.load_spec`)."""
         self.session.load_spec(content)
+
+    def record(self, state: SessionState) -> None:
+        """Note a state the viewer drew (its solve time; cheap, called every frame)."""
+        self.session.solve_times.record(state)
 
     def refresh(self, viewers: int) -> None:
         """Follow the session: task stack and values, limits, solver, joints, errors.

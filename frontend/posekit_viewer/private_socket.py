@@ -24,6 +24,8 @@ from typing import Any
 import viser
 import websockets.asyncio.server as websockets_server
 
+from posekit_viewer.quiet_viser import route_viser_output
+
 _START_LOCK = threading.Lock()
 _directory: str | None = None
 
@@ -39,7 +41,9 @@ def private_directory() -> str:
 
 def start_private_viser() -> tuple[viser.ViserServer, str]:
     """A started, quiet viser server on a new Unix-domain socket; returns it and the
-    socket's path (give it to :func:`websockets.asyncio.client.unix_connect`)."""
+    socket's path (give it to :func:`websockets.asyncio.client.unix_connect`). viser's
+    console output goes to the ``viser`` logger (:mod:`posekit_viewer.quiet_viser`)."""
+    route_viser_output()
     path = os.path.join(private_directory(), f"{secrets.token_hex(8)}.sock")
     tcp_serve: Callable[..., Any] = websockets_server.serve
 

@@ -5,6 +5,12 @@ bodies welded to the world at their fixed pose;
 each :meth:`SceneRenderer.render` runs forward kinematics on the renderer's own
 ``MjData`` and writes the moving bodies' poses in a single ``server.atomic()`` block,
 only when ``q`` changed.
+
+A scene's mocap bodies (e.g. the target markers of Menagerie's G1 scene) do not move
+with ``q`` and are not the session's targets: they are drawn once, muted and
+translucent under ``/scene_mocap`` (never with a gizmo), and can be hidden.
+:meth:`SceneRenderer.bounds` is the robot's bounding box at the drawn ``q``, mocap
+bodies left out.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from viser import _messages
 from posekit_viewer.mjcf_scene import BodyMesh, body_meshes, collision_meshes
 
 COLLISION_RGBA = (0.9, 0.3, 0.2, 0.35)
+MOCAP_RGB = (150, 150, 150)  # scene mocap bodies: grey and translucent, unlike targets
+MOCAP_OPACITY = 0.3
+MOCAP_ROOT = "/scene_mocap"
 POSE_TOLERANCE = 1e-7  # [m] and quaternion units: smaller moves are not sent
 ROBOT_ROOT_BODY = 1  # the CoM marker shows subtree_com of this body, as ComTask uses
 
@@ -46,10 +55,16 @@ class SceneRenderer:
         )
         self._moving: list[tuple[int, viser.SceneNodeHandle]] = []
         self._static: list[tuple[int, viser.SceneNodeHandle]] = []
+        self._mocap: list[tuple[int, viser.SceneNodeHandle]] = []
         self._collision: list[tuple[int, viser.SceneNodeHandle]] = []
+        robot_meshes = []
         mujoco.mj_kinematics(model, self.data)  # at qpos0: the poses of static bodies
         with server.atomic():
             for body in body_meshes(model):
+                if body.mocap:
+                    self._mocap.append((body.body_id, self._add_mocap(body)))
+                    continue
+                robot_meshes.append(body)
                 handle = self._add(f"{root}/visual/{body.name}", body)
                 (self._static if body.static else self._moving).append((body.body_id, handle))
             collision_colour = np.round(np.array(COLLISION_RGBA) * 255).astype(np.uint8)
@@ -71,12 +86,24 @@ class SceneRenderer:
         self._sent_rotations = np.full((len(self._moving), 4), np.inf)
         self._collision_visible = show_collision
         self._frames_visible = False
+        # Bounding-box corners of the robot's body meshes, in their bodies' frames.
+        self._corner_bodies = np.repeat([body.body_id for body in robot_meshes], 8)
+        self._corners = np.concatenate([b.corners() for b in robot_meshes] or [np.zeros((0, 3))])
 
     def _add(self, name: str, body: BodyMesh, visible: bool = True) -> viser.SceneNodeHandle:
         """Upload a body's mesh once, at the body's current pose."""
         return self.server.scene.add_mesh_trimesh(
             name, body.mesh, position=self.data.xpos[body.body_id].copy(),
             wxyz=self.data.xquat[body.body_id].copy(), visible=visible,
+        )  # fmt: skip
+
+    def _add_mocap(self, body: BodyMesh) -> viser.SceneNodeHandle:
+        """Upload a mocap body's mesh once, muted, at its fixed pose."""
+        return self.server.scene.add_mesh_simple(
+            f"{MOCAP_ROOT}/{body.name}", np.asarray(body.mesh.vertices, np.float32),
+            np.asarray(body.mesh.faces, np.uint32), color=MOCAP_RGB, opacity=MOCAP_OPACITY,
+            position=self.data.xpos[body.body_id].copy(),
+            wxyz=self.data.xquat[body.body_id].copy(), cast_shadow=False, receive_shadow=False,
         )  # fmt: skip
 
     def _place(self, handles: Sequence[tuple[int, viser.SceneNodeHandle]]) -> None:
@@ -93,6 +120,11 @@ class SceneRenderer:
     def static_handles(self) -> dict[int, viser.SceneNodeHandle]:
         """Scene handles of the bodies welded to the world (placed once), by body id."""
         return dict(self._static)
+
+    @property
+    def mocap_handles(self) -> dict[int, viser.SceneNodeHandle]:
+        """Scene handles of the scene's mocap bodies (drawn muted, placed once), by body id."""
+        return dict(self._mocap)
 
     @property
     def collision_handles(self) -> dict[int, viser.SceneNodeHandle]:
@@ -124,6 +156,26 @@ class SceneRenderer:
             self._place(self._frames)
             for _, handle in self._frames:
                 handle.visible = visible
+
+    def set_mocap_visible(self, visible: bool) -> None:
+        """Show or hide the scene's mocap bodies."""
+        with self._lock, self.server.atomic():
+            for _, handle in self._mocap:
+                handle.visible = visible
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The robot's axis-aligned bounding box ``(low, high)`` [m] at the drawn ``q``.
+
+        Built from each body mesh's box corners placed at the body's pose (visual geoms,
+        floors and mocap bodies left out); None when the model draws nothing.
+        """
+        with self._lock:
+            if not len(self._corners):
+                return None
+            ids = self._corner_bodies
+            rotations = self.data.xmat[ids].reshape(-1, 3, 3)
+            world = self.data.xpos[ids] + np.einsum("nij,nj->ni", rotations, self._corners)
+        return world.min(axis=0), world.max(axis=0)
 
     def set_com_visible(self, visible: bool) -> None:
         """Show or hide the center-of-mass marker (placed at the robot's current CoM)."""

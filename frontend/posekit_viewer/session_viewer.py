@@ -7,6 +7,10 @@ the scene and the panels. A render thread follows the session at most ``fps`` ti
 second: when the session produced a new state or accepted a change, it writes the body
 poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
 ``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself.
+
+Each browser's camera frames the robot and its targets when it connects (and on "Frame
+robot"): :mod:`posekit_viewer.camera_framing` on the robot's bounding box at the drawn
+``q``; gizmos are sized from that box (:func:`posekit_viewer.gizmos.gizmo_scale`).
 """
 
 from __future__ import annotations
@@ -22,15 +26,16 @@ import viser
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
-from posekit_viewer.gizmos import TargetGizmos
+from posekit_viewer.camera_framing import DEFAULT_DIRECTION, frame_box
+from posekit_viewer.gizmos import DEFAULT_SCALE, TargetGizmos, gizmo_scale
 from posekit_viewer.panels import SessionPanels
 from posekit_viewer.private_socket import start_private_viser
 from posekit_viewer.scene_renderer import SceneRenderer
 
 logger = logging.getLogger(__name__)
 
-CAMERA_POSITION = (1.6, -1.6, 1.3)  # [m] initial eye point, looking at the robot's base
-CAMERA_LOOK_AT = (0.0, 0.0, 0.4)
+CAMERA_FOV = np.radians(45.0)  # vertical field of view: little perspective distortion
+DEFAULT_ASPECT = 16.0 / 9.0  # until a browser reports its canvas
 PANEL_HZ = 10.0  # the panels (text, plot, widgets) follow the session at most this often
 PANEL_IDLE_PERIOD = 0.5  # [s] and at least this often (viewer count, rejected edits)
 
@@ -45,8 +50,11 @@ class SessionViewer:
         self.session = session
         self.server, self.socket_path = start_private_viser()
         self.renderer = SceneRenderer(self.server, session.model)
-        self.gizmos = TargetGizmos(self.server, session)
-        self.panels = SessionPanels(self.server, session, link, self.renderer)
+        self.renderer.render(np.asarray(session.state.q))
+        bounds = self.renderer.bounds()
+        scale = gizmo_scale(*bounds) if bounds is not None else DEFAULT_SCALE
+        self.gizmos = TargetGizmos(self.server, session, scale=scale)
+        self.panels = SessionPanels(self.server, session, link, self.renderer, self.frame)
         self._period = 1.0 / fps
         self._stop = threading.Event()
         self._stop_lock = threading.Lock()
@@ -80,8 +88,30 @@ class SessionViewer:
         """Count the browser as a watcher of the session and frame the robot for it."""
         loop = self.server.get_event_loop()
         self._watching[client.client_id] = self.session.subscribe(loop=loop, initial_state=False)
-        client.camera.position = CAMERA_POSITION
-        client.camera.look_at = CAMERA_LOOK_AT
+        self.frame(client, DEFAULT_DIRECTION)
+
+    def frame(self, client: viser.ClientHandle, direction: np.ndarray | None = None) -> None:
+        """Point ``client``'s camera at the robot and its targets, whole in the view.
+
+        The camera looks from ``direction`` (toward the eye), by default from where it
+        looks now; see :func:`posekit_viewer.camera_framing.frame_box`.
+        """
+        bounds = self.renderer.bounds()
+        if bounds is None:
+            return
+        points = np.vstack([*bounds, self.gizmos.positions()])
+        camera = client.camera
+        if direction is None:
+            direction = np.asarray(camera.position) - np.asarray(camera.look_at)
+            if not np.all(np.isfinite(direction)) or np.linalg.norm(direction) < 1e-9:
+                direction = DEFAULT_DIRECTION
+        aspect = camera.aspect if camera.image_height > 0 else DEFAULT_ASPECT
+        pose = frame_box(points.min(axis=0), points.max(axis=0), CAMERA_FOV, aspect, direction)
+        with client.atomic():
+            camera.fov = CAMERA_FOV
+            camera.up_direction = (0.0, 0.0, 1.0)
+            camera.position = pose.position
+            camera.look_at = pose.look_at
 
     def _client_disconnected(self, client: viser.ClientHandle) -> None:
         subscription = self._watching.pop(client.client_id, None)
@@ -105,6 +135,7 @@ class SessionViewer:
                 self.gizmos.sync(q)
             self._drawn = key
             self._panels_due = True
+            self.panels.record(state)
         now = time.monotonic() if now is None else now
         since = now - self._panels_at
         if (self._panels_due and since >= 1.0 / PANEL_HZ) or since >= PANEL_IDLE_PERIOD:

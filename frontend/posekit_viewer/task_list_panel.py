@@ -1,5 +1,6 @@
-"""The "Tasks" panel: per task, cost sliders with exact number inputs, gain, lm_damping,
-enabled, remove, and the task's live error.
+"""The "Tasks" panel: per task, its costs and ``lm_damping`` (each a log-scale slider with
+its number field, :class:`~posekit_viewer.log_slider.LogSlider`), gain, enabled, remove,
+and the task's live error.
 
 The folder is rebuilt when the task stack changes (a task added, removed, retyped or
 given another role); otherwise the widgets follow values changed by REST clients or
@@ -14,14 +15,16 @@ import viser
 from posekit.sessions.kinds import TASK_KINDS
 from posekit.sessions.session import Session
 
+from posekit_viewer.log_slider import LogSlider
 from posekit_viewer.panel_support import Follower, apply_change, from_client
+
+COST_RANGE = (1e-4, 1e3)  # slider ends; the number field takes any valid cost
+LM_DAMPING_RANGE = (1e-4, 1e2)
 
 
 def cost_fields(task_type: str) -> tuple[str, ...]:
     """The params of a task type that are costs (one slider each)."""
     return tuple(name for name in TASK_KINDS[task_type].params() if name.endswith("cost"))
-
-COST_SLIDER_MAX = 10.0
 
 
 def scalar_cost(value: Any) -> float:
@@ -77,16 +80,9 @@ class TaskListPanel:
         name, params = spec.name, spec.params
         widgets: dict[str, Any] = {"error": gui.add_markdown("error: –")}
         for field in cost_fields(spec.type):
-            if not hasattr(params, field):
-                continue
-            value = scalar_cost(getattr(params, field))
-            slider = gui.add_slider(
-                field, min=0.0, max=COST_SLIDER_MAX, step=1e-3,
-                initial_value=min(value, COST_SLIDER_MAX),
-            )  # fmt: skip
-            number = gui.add_number(f"{field} (exact)", initial_value=value, min=0.0, step=1e-4)
-            widgets[field] = (slider, number)
-            self._bind_cost(name, field, slider, number)
+            if hasattr(params, field):
+                value = scalar_cost(getattr(params, field))
+                widgets[field] = self._log_slider(name, field, value, COST_RANGE)
         if hasattr(params, "gain"):
             gain = gui.add_slider(
                 "gain", min=0.0, max=1.0, step=0.01, initial_value=float(params.gain)
@@ -94,11 +90,8 @@ class TaskListPanel:
             self._bind_patch(name, "gain", gain)
             widgets["gain"] = gain
         if hasattr(params, "lm_damping"):
-            damping = gui.add_number(
-                "lm_damping", initial_value=float(params.lm_damping), min=0.0, step=1e-4
-            )
-            self._bind_patch(name, "lm_damping", damping)
-            widgets["lm_damping"] = damping
+            value = float(params.lm_damping)
+            widgets["lm_damping"] = self._log_slider(name, "lm_damping", value, LM_DAMPING_RANGE)
         widgets["enabled"] = gui.add_checkbox("enabled", initial_value=spec.enabled)
         self._bind_patch(name, "enabled", widgets["enabled"])
         widgets["remove"] = gui.add_button("Remove", color="red")
@@ -109,18 +102,14 @@ class TaskListPanel:
 
         return widgets
 
-    def _bind_cost(self, name: str, field: str, slider: Any, number: Any) -> None:
-        """Slider and exact number both patch the cost, and show each other's value."""
-
-        @slider.on_update
-        def _(event: Any) -> None:
-            if from_client(event) and self._patch(event, name, {field: slider.value}):
-                number.value = slider.value
-
-        @number.on_update
-        def _(event: Any) -> None:
-            if from_client(event) and self._patch(event, name, {field: number.value}):
-                slider.value = min(float(number.value), COST_SLIDER_MAX)
+    def _log_slider(
+        self, name: str, field: str, value: float, limits: tuple[float, float]
+    ) -> LogSlider:
+        """A log slider with its number field that patches ``field`` of task ``name``."""
+        return LogSlider(
+            self._server.gui, field, value, *limits,
+            on_change=lambda event, new: self._patch(event, name, {field: new}),
+        )  # fmt: skip
 
     def _bind_patch(self, name: str, field: str, widget: Any) -> None:
         @widget.on_update
@@ -139,11 +128,9 @@ class TaskListPanel:
         show = self._follower.show
         for field in cost_fields(spec.type):
             if field in widgets:
-                slider, number = widgets[field]
-                value = scalar_cost(getattr(spec.params, field))
-                show(number, value)
-                show(slider, min(value, COST_SLIDER_MAX))
-        for field in ("gain", "lm_damping"):
-            if field in widgets:
-                show(widgets[field], float(getattr(spec.params, field)))
+                widgets[field].show(scalar_cost(getattr(spec.params, field)))
+        if "lm_damping" in widgets:
+            widgets["lm_damping"].show(float(spec.params.lm_damping))
+        if "gain" in widgets:
+            show(widgets["gain"], float(spec.params.gain))
         show(widgets["enabled"], spec.enabled)

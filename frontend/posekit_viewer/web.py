@@ -1,4 +1,4 @@
-"""The browser-facing routes: landing page, static files, viewer page and its relay.
+"""The browser-facing routes: landing page, icon, static files, viewer page and its relay.
 
 ``GET /viewer/{sid}`` serves viser's single-file client; the client opens a websocket
 on the same path, which is relayed byte for byte (with viser's ``viser-v…``
@@ -51,6 +51,11 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
     @router.get("/")
     def landing_page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+
+    @router.get("/favicon.ico")
+    def favicon() -> FileResponse:
+        """The app's icon (SVG, which browsers take at this address too)."""
+        return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
     @router.get("/viewer/{session_id}")
     def viewer_page(session_id: str) -> HTMLResponse:

@@ -5,6 +5,11 @@
 const state = { robots: [], selected: null };
 const $ = (id) => document.getElementById(id);
 
+// "1 keyframe", "2 keyframes", "0 keyframes".
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 function showError(message) {
   const box = $("error-box");
   box.textContent = message;
@@ -80,7 +85,7 @@ async function selectRobot(name) {
     if (detail.default_keyframe) select.value = detail.default_keyframe;
     $("robot-detail").textContent =
       `${detail.nv} DoF${detail.floating_base ? ", floating base" : ""}, ` +
-      `${detail.frames.site.length} sites, ${detail.keyframes.length} keyframes`;
+      `${plural(detail.frames.site.length, "site")}, ${plural(detail.keyframes.length, "keyframe")}`;
     showError("");
   } catch (error) {
     $("robot-detail").textContent = "";

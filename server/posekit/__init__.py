@@ -7,9 +7,11 @@ solve_ik``); it follows mink 1.3.0, so ``import posekit as mink`` works.
 from posekit.ik import *  # noqa: F403
 from posekit.ik import __all__ as _engine_names
 
-# The engine's modules under upstream's names, so that ``mink.lie.SE3`` or
-# ``mink.utils.get_body_body_ids`` keep working after ``import posekit as mink``.
+# The engine's modules under upstream's names, so that ``mink.lie.SE3``,
+# ``mink.utils.get_body_body_ids`` or ``mink.constants.qpos_width`` keep working
+# after ``import posekit as mink``.
 from posekit.ik import configuration as configuration
+from posekit.ik import constants as constants
 from posekit.ik import exceptions as exceptions
 from posekit.ik import lie as lie
 from posekit.ik import limits as limits

@@ -22,6 +22,7 @@ from posekit.api.origin_check import WebSocketOriginCheck
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
 from posekit.robots import RobotRegistry
+from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solver_processes import SolverProcesses
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.sqlite_store import SQLiteStore
@@ -130,18 +131,21 @@ def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
 
 def manager_from(settings: Settings) -> SessionManager:
     """The session manager ``settings`` describe: store, limits and solve loop."""
-    registry = RobotRegistry()
+    registry = RobotRegistry(cache=settings.cache_limits())
     return SessionManager(
         registry,
         store=SQLiteStore(settings.db) if settings.db else None,
         max_sessions=settings.max_sessions,
+        max_stored_sessions=settings.max_stored_sessions,
         max_tasks=settings.max_tasks,
         max_limits=settings.max_limits,
         max_collision_pairs=settings.max_collision_pairs,
         idle_unload_s=settings.idle_unload_s,
-        solve_loop=SolverProcesses(settings.solver_processes, registry)
+        solve_loop=SolverProcesses(
+            settings.solver_processes, registry, capacity=settings.fair_share_capacity()
+        )
         if settings.solver_processes
-        else None,
+        else Scheduler(capacity=settings.fair_share_capacity()),
     )
 
 

@@ -54,12 +54,10 @@ def serve(host: str | None, port: int | None, robot: str | None) -> None:
     import uvicorn
 
     from posekit.app import create_app
-    from posekit.ik.compiled.warm_up import warm_up
+    from posekit.memory import limit_malloc_arenas
 
+    limit_malloc_arenas()
     settings = Settings.from_env()
-    took = warm_up()  # the IK kernels: compiled on a first start, loaded from cache after
-    if took > 2.0:
-        print(f"posekit: compiled the IK kernels in {took:.0f} s (first start only)", flush=True)
     host = host or settings.host
     port = port or settings.port
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host

@@ -13,6 +13,7 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_ALLOWED_HOSTS`` | unset | comma-separated ``Host`` names served (``*`` = any); unset = the loopback names when bound to loopback, else any |
 | ``POSEKIT_TRUST_PROXY`` | ``false`` | honour ``X-Forwarded-Proto`` (behind a TLS proxy: the token cookie is then ``Secure``) |
 | ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond) |
+| ``POSEKIT_MAX_STORED_SESSIONS`` | ``1000`` | sessions kept at most, live and unloaded together (429 beyond; none is ever dropped) |
 | ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (409 beyond) |
 | ``POSEKIT_MAX_LIMITS`` | ``16`` | limits per session at most (409 beyond) |
 | ``POSEKIT_MAX_COLLISION_PAIRS`` | ``2048`` | geom pairs checked by a session's collision limits together (409 beyond) |
@@ -21,6 +22,10 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
 | ``POSEKIT_SOLVER_PROCESSES`` | ``1`` | processes that solve the sessions (0 = a thread of the server process) |
+| ``POSEKIT_MODEL_CACHE_MODELS`` | ``8`` | compiled robot models kept for quick re-use once no session uses them, at most |
+| ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
+| ``POSEKIT_MODEL_CACHE_IDLE_S`` | ``60`` | … each for at most this many seconds after it was last used |
+| ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle) |
 
 A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is refused
 (it would silently mean open access).
@@ -28,12 +33,15 @@ A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is r
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from posekit.robots.model_cache import CacheLimits
 
 ENV_PREFIX = "POSEKIT_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -56,6 +64,7 @@ class Settings(BaseSettings):
     allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
     trust_proxy: bool = False
     max_sessions: int = Field(100, ge=1)
+    max_stored_sessions: int = Field(1000, ge=1)
     max_tasks: int = Field(64, ge=1)
     max_limits: int = Field(16, ge=1)
     max_collision_pairs: int = Field(2048, ge=1)
@@ -64,6 +73,10 @@ class Settings(BaseSettings):
     ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)
     idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
     solver_processes: int = Field(1, ge=0)
+    solve_capacity: float = Field(0.5, ge=0.0, allow_inf_nan=False)
+    model_cache_models: int = Field(8, ge=0)
+    model_cache_mb: float = Field(512.0, ge=0.0, allow_inf_nan=False)
+    model_cache_idle_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
@@ -88,6 +101,14 @@ class Settings(BaseSettings):
         if self.host in LOOPBACK_HOSTS:
             return sorted(LOOPBACK_HOSTS)
         return ["*"]
+
+    def cache_limits(self) -> CacheLimits:
+        """How many unused compiled models each process keeps."""
+        return CacheLimits(self.model_cache_models, self.model_cache_mb, self.model_cache_idle_s)
+
+    def fair_share_capacity(self) -> float:
+        """The capacity of each solve loop's fair share (``inf``: never throttle)."""
+        return self.solve_capacity or math.inf
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -35,11 +35,11 @@ def test_infeasible_constraint_is_reported_and_recovered_from(
         assert response.status_code == 201, response.text
 
         failed = next_message(ws, lambda m: m["type"] == "state" and m["status"] == "failed")
-        assert "no solution" in failed["error"] and "infeasible" in failed["error"]
+        assert "failed to find a solution" in failed["error"] and "infeasible" in failed["error"]
         assert failed["q"] == q_before  # the last good q, untouched
         assert np.all(np.isfinite(failed["q"]))
         session = client.get(f"/api/sessions/{arm}").json()
-        assert session["status"] == "failed" and "no solution" in session["error"]
+        assert session["status"] == "failed" and "failed to find a solution" in session["error"]
 
         assert client.delete(f"/api/sessions/{arm}/limits/slow").status_code == 204
         state = next_message(ws, lambda m: m["type"] == "state" and m["status"] == "converged")

@@ -234,7 +234,7 @@ def test_put_spec_replaces_a_live_session(client: httpx.Client, arm: str) -> Non
         assert client.get(f"/api/sessions/{arm}").json()["tasks"] == []
         humanoid = {**spec, "robot": "humanoid"}
         response = client.put(f"/api/sessions/{arm}/spec", json=humanoid)
-        assert response.status_code == 422 and "humanoid" in response.json()["detail"]
+        assert response.status_code == 409 and "humanoid" in response.json()["detail"]
     finally:
         client.delete(f"/api/sessions/{other['id']}")
 
@@ -310,7 +310,7 @@ def test_health_and_openapi(client: httpx.Client) -> None:
     assert client.get("/docs").status_code == 200
     schema = client.get("/openapi.json").json()
     components = schema["components"]["schemas"]
-    assert {"CreateSession", "SessionSpec", "FrameTaskSpec", "TaskPatch", "Target"} <= set(
+    assert {"NewSession", "RestoreSession", "SessionSpec", "FrameTaskSpec"} <= set(
         components
     )
     for name, component in components.items():

@@ -252,15 +252,15 @@ def test_bad_websocket_messages_get_errors_and_change_nothing(
         ('{"type": "target", "task": "ee", "position": [NaN, 0, 0], "ref": 4}', "invalid", 4),
         (
             json.dumps({"type": "target", "task": "ee", "direction": [0, 0, 1], "ref": 5}),
-            "invalid",
+            "mismatch",
             5,
         ),
         (
             json.dumps({"type": "target", "task": "ee", "wxyz": [0, 0, 0, 0], "ref": 6}),
-            "invalid",
+            "mismatch",
             6,
         ),
-        (json.dumps({"type": "target", "task": "posture", "q": [0.0] * 6, "ref": 7}), "invalid", 7),
+        (json.dumps({"type": "target", "task": "posture", "q": [0.0] * 6, "ref": 7}), "mismatch", 7),
         (
             json.dumps(
                 {"type": "target", "task": "ee", "position": [0, 0, 0], "extra": 1, "ref": 8}

@@ -1,6 +1,6 @@
 """The viewer in a real headless browser, end to end on the built-in arm.
 
-Landing page → new session → its viewer; a weight slider and an exact cost input
+Landing page → new session → its viewer; a weight's log slider and its number field
 change the task over REST; a look-at task added from the panel; the session link
 copied; a scripted gizmo drag moves the streamed q; a second page on the same link
 follows. Positions are compared with forward kinematics of the session's final q,
@@ -93,19 +93,28 @@ def test_landing_page_to_a_shared_viewer(
         page.wait_for_function(ROBOT_LOADED, timeout=30_000)
         task_url = f"/api/sessions/{session_id}/tasks/ee"
 
-        # A weight slider (keyboard: End = the slider's maximum) is the cost over REST.
+        # A weight's log slider (keyboard: Home / End = its ends) is the cost over REST.
         slider = _slider(page, "position_cost")
         slider.focus()
         page.keyboard.press("End")
-        _eventually(lambda: api.get(task_url).json()["params"]["position_cost"] == 10.0,
+        _eventually(lambda: api.get(task_url).json()["params"]["position_cost"] == 1000.0,
                     what="slider cost over REST")  # fmt: skip
-        # The exact number input too, and the slider shows the typed value.
-        exact = page.get_by_label("position_cost (exact)").first
+        page.keyboard.press("Home")
+        _eventually(lambda: api.get(task_url).json()["params"]["position_cost"] == 1e-4,
+                    what="slider's low end over REST")  # fmt: skip
+        # Its number field holds the exact value; the slider follows (at log10 3.5).
+        exact = page.get_by_label("position_cost =").first
+        _eventually(lambda: exact.input_value() == "0.0001", what="the field shows the slider's")
         exact.fill("3.5")
         exact.press("Enter")
         _eventually(lambda: api.get(task_url).json()["params"]["position_cost"] == 3.5,
                     what="exact cost over REST")  # fmt: skip
-        _eventually(lambda: slider.get_attribute("aria-valuenow") == "3.5", what="slider shows 3.5")
+        _eventually(lambda: abs(float(slider.get_attribute("aria-valuenow")) - 0.544) < 0.01,
+                    what="slider at log10(3.5)")  # fmt: skip
+        # One number per value: the slider's own box (the exponent) is not shown.
+        boxes = page.locator("xpath=//label[normalize-space(.)='position_cost']/ancestor::*"
+                             "[.//*[@role='slider']][1]//input[@inputmode='decimal']")  # fmt: skip
+        assert boxes.count() == 1 and not boxes.first.is_visible()
 
         # A look-at task added from the panel exists over REST.
         page.get_by_text("Add task", exact=True).click()

@@ -172,11 +172,13 @@ def limits(configuration: posekit.Configuration, rng: np.random.Generator) -> li
         chosen.append(posekit.VelocityLimit(model, _speeds(model, rng)))
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     if free and rng.random() < 0.6:
+        linear, angular = rng.uniform(0.1, 2.0, 3), float(rng.uniform(0.1, 2.0))
+        which = int(rng.integers(3))  # linear only, angular only, or both
         chosen.append(
             posekit.FreeJointVelocityLimit(
                 model,
-                None if rng.random() < 0.3 else rng.uniform(0.1, 2.0, 3),
-                None if rng.random() < 0.3 else float(rng.uniform(0.1, 2.0)),
+                linear if which != 1 else None,
+                angular if which != 0 else None,
                 joint_name=model.joint(free[0]).name,
             )
         )

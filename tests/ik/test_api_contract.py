@@ -49,7 +49,7 @@ SIGNATURES: dict[str, list[tuple[str, object]]] = {
     "KineticEnergyRegularizationTask": [("cost", REQUIRED)],
     "Task": [("cost", REQUIRED), ("gain", 1.0), ("lm_damping", 0.0)],
     "ConfigurationLimit": [("model", REQUIRED), ("gain", 0.95), ("min_distance_from_limits", 0.0)],
-    "VelocityLimit": [("model", REQUIRED), ("velocities", None)],
+    "VelocityLimit": [("model", REQUIRED), ("velocities", {})],
     "FreeJointVelocityLimit": [
         ("model", REQUIRED), ("max_linear_velocity", None), ("max_angular_velocity", None),
         ("joint_name", None),
@@ -71,9 +71,10 @@ SIGNATURES: dict[str, list[tuple[str, object]]] = {
     "Configuration.update": [("q", None)],
     "Configuration.update_from_keyframe": [("key_name", REQUIRED)],
     "Configuration.check_limits": [("tol", 1e-6), ("safety_break", True)],
-    "Configuration.get_frame_jacobian": [("frame_name", REQUIRED), ("frame_type", REQUIRED)],
+    # frame_type defaults to "body" for Pink's one-argument calls (mink always passes it).
+    "Configuration.get_frame_jacobian": [("frame_name", REQUIRED), ("frame_type", "body")],
     "Configuration.get_transform_frame_to_world": [
-        ("frame_name", REQUIRED), ("frame_type", REQUIRED),
+        ("frame_name", REQUIRED), ("frame_type", "body"),
     ],
     "Configuration.get_transform": [
         ("source_name", REQUIRED), ("source_type", REQUIRED), ("dest_name", REQUIRED),
@@ -207,7 +208,10 @@ def test_task_attributes_and_setters() -> None:
     assert (damping.nq, damping.gain, damping.lm_damping) == (HUMANOID.nq, 0.0, 0.0)
     damping.set_target(HUMANOID.qpos0)  # inherited from PostureTask; changes nothing
     assert np.all(damping.compute_error(mink.Configuration(HUMANOID)) == 0.0)
-    np.testing.assert_array_equal(damping.cost[:6], 0.0)  # the floating base is not damped
+    np.testing.assert_array_equal(damping.cost, 0.5)  # the cost as given, as upstream …
+    H = damping.compute_qp_objective(mink.Configuration(HUMANOID)).H
+    np.testing.assert_array_equal(np.diag(H)[:6], 0.0)  # … but the floating base is not damped
+    np.testing.assert_allclose(np.diag(H)[6:], 0.25)
 
     freeze = mink.DofFreezingTask(ARM, dof_indices=[0, 3])
     assert (freeze.dof_indices, freeze.nv, freeze.k) == ([0, 3], ARM.nv, 2)
@@ -222,7 +226,7 @@ def test_limit_attributes() -> None:
     limit = mink.ConfigurationLimit(ARM, gain=0.5)
     assert limit.model is ARM and limit.gain == 0.5
     np.testing.assert_array_equal(limit.indices, np.arange(ARM.nv))
-    np.testing.assert_array_equal(limit.lower, ARM.jnt_range[:, 0])
+    np.testing.assert_array_equal(limit.lower, ARM.jnt_range[:, 0])  # one per qpos coordinate
     np.testing.assert_array_equal(limit.upper, ARM.jnt_range[:, 1])
     assert limit.projection_matrix.shape == (ARM.nv, ARM.nv)
     velocity = mink.VelocityLimit(ARM, {"joint2": 1.5})

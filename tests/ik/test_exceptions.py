@@ -53,7 +53,7 @@ def test_every_exception_shares_the_base_class() -> None:
         (
             lambda: posekit.FrameTask("ee", "site", [1.0, 2.0], 1.0),
             posekit.TaskDefinitionError,
-            "position_cost",
+            "FrameTask position cost",
         ),
         (lambda: posekit.FrameTask("ee", "site", -1.0, 1.0), posekit.TaskDefinitionError, ">= 0"),
         (lambda: posekit.ComTask(float("nan")), posekit.TaskDefinitionError, "finite"),
@@ -70,8 +70,8 @@ def test_every_exception_shares_the_base_class() -> None:
         ),
         (lambda: posekit.DampingTask(ARM, "x"), posekit.TaskDefinitionError, "numeric"),
         (lambda: posekit.DofFreezingTask(ARM, [7]), posekit.TaskDefinitionError, "out of range"),
-        (lambda: posekit.DofFreezingTask(ARM, [1, 1]), posekit.TaskDefinitionError, "duplicates"),
-        (lambda: posekit.DofFreezingTask(ARM, []), posekit.TaskDefinitionError, "at least one"),
+        (lambda: posekit.DofFreezingTask(ARM, [1, 1]), posekit.TaskDefinitionError, "Duplicate"),
+        (lambda: posekit.DofFreezingTask(ARM, []), posekit.TaskDefinitionError, "at least one DOF"),
         (
             lambda: posekit.KineticEnergyRegularizationTask(-1.0),
             posekit.TaskDefinitionError,
@@ -94,7 +94,7 @@ def test_equality_constraint_errors_name_the_equality() -> None:
     model = mujoco.MjModel.from_xml_string(EQUALITY_XML)
     with pytest.raises(posekit.InvalidConstraint, match=r"'nope'.*couple"):
         posekit.EqualityConstraintTask(model, 1.0, equalities=["nope"])
-    with pytest.raises(posekit.InvalidConstraint, match="'off' is not active"):
+    with pytest.raises(posekit.InvalidConstraint, match=r"1 is not active.*'off'"):
         posekit.EqualityConstraintTask(model, 1.0, equalities=["off"])
     with pytest.raises(posekit.TaskDefinitionError, match="cost"):
         posekit.EqualityConstraintTask(model, [1.0, 2.0], equalities=["couple"])
@@ -177,9 +177,9 @@ def test_errors_are_also_upstream_and_builtin_classes() -> None:
     with pytest.raises(posekit.InvalidSolverSettings):
         posekit.solve_ik(_configuration(), [], 0.01, "nosuch")
     geom = ARM.geom(ARM.ngeom - 1).name
-    with pytest.raises(posekit.InvalidFrame, match="'nope' is neither a geom nor a body"):
+    with pytest.raises(posekit.InvalidFrame, match=r"geom 'nope' does not exist.*Nor does a body"):
         posekit.CollisionAvoidanceLimit(ARM, [(["nope"], [geom])])
-    with pytest.raises(posekit.LimitDefinitionError, match=r"geom id 999 is out of range"):
+    with pytest.raises(KeyError, match=r"geom id 999 is out of range"):
         posekit.CollisionAvoidanceLimit(ARM, [([999], [geom])])
     with pytest.raises(ValueError, match=r"q must have shape \(7,\)"):
         _configuration().update(np.zeros(3))
@@ -205,7 +205,7 @@ def test_errors_are_also_upstream_and_builtin_classes() -> None:
         (
             lambda: posekit.FrameTask("ee", "site", 1, 1).set_orientation_cost([1, 2]),
             posekit.TaskDefinitionError,
-            "orientation_cost",
+            "FrameTask orientation cost",
         ),
         (
             lambda: posekit.RelativeFrameTask("ee", "site", "base", "body", 1, 1).set_target(None),
@@ -234,7 +234,7 @@ def test_errors_are_also_upstream_and_builtin_classes() -> None:
                 mujoco.MjModel.from_xml_string(EQUALITY_XML), 1.0, equalities=["couple", 0]
             ),
             posekit.TaskDefinitionError,
-            "listed twice",
+            r"Duplicate equality constraint IDs provided: \[0, 0\]",
         ),
         (
             lambda: posekit.VelocityLimit(ARM, {"joint1": "fast"}),
@@ -249,7 +249,7 @@ def test_errors_are_also_upstream_and_builtin_classes() -> None:
         (
             lambda: posekit.FreeJointVelocityLimit(ARM, joint_name="joint1"),
             posekit.LimitDefinitionError,
-            "'joint1' is not a free joint",
+            "Joint joint1 is not a free joint",
         ),
     ],
 )
@@ -272,7 +272,7 @@ FLEX_XML = """
         (
             lambda: posekit.Configuration(ARM).get_frame_jacobian(None, "body"),
             posekit.InvalidFrame,
-            r"body 'None' does not exist; valid body names are",
+            r"body 'None' does not exist in the model. Available body names",
         ),
         (
             lambda: posekit.CollisionAvoidanceLimit(ARM, [(1.5, [0])]),
@@ -306,7 +306,7 @@ FLEX_XML = """
         (
             lambda: posekit.AxisAlignTask("ee", "site").set_target([0.0, 1.0]),
             posekit.InvalidTarget,
-            r"shape \(3,\), got \[0.0, 1.0\]",
+            r"shape \(3,\) but got \(2,\) \(\[0.0, 1.0\]\)",
         ),
         (
             lambda: posekit.LookAtTask("ee", "site", axis="z"),
@@ -330,5 +330,5 @@ def test_a_failing_qpsolvers_backend_raises_no_solution_found() -> None:
     limit = posekit.VelocityLimit(ARM, {"joint1": 1.0})
     posture = posekit.PostureTask(ARM, cost=1.0)
     posture.set_target(ARM.qpos0 + 0.5)
-    with pytest.raises(posekit.NoSolutionFound, match="'quadprog' found no solution"):
+    with pytest.raises(posekit.NoSolutionFound, match="quadprog failed to find a solution"):
         posekit.solve_ik(configuration, [], 0.01, "quadprog", limits=[limit], constraints=[posture])

@@ -72,7 +72,12 @@ def test_ball_joint_row_is_the_first_order_angle_change() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"min_distance_from_limits": -1}, ">= 0")],
+    [
+        ({"gain": 0.0}, "gain"),
+        ({"gain": 1.5}, "gain"),
+        ({"min_distance_from_limits": float("inf")}, "finite"),
+        ({"min_distance_from_limits": "1"}, "number"),
+    ],
 )
 def test_configuration_limit_validation(kwargs: dict, message: str) -> None:
     with pytest.raises(posekit.LimitDefinitionError, match=message):
@@ -92,7 +97,7 @@ def test_velocity_limit_bounds() -> None:
 @pytest.mark.parametrize(
     ("velocities", "message"),
     [
-        ({"nope": 1.0}, "'nope' does not exist"),
+        ({"root": 1.0}, "Free joint root is not supported"),
         ({"root": 1.0}, "FreeJointVelocityLimit"),
         ({"slide": -1.0}, "> 0"),
         ({"ball": [1.0, 2.0]}, r"\(3,\)"),
@@ -103,6 +108,17 @@ def test_velocity_limit_validation(velocities: dict, message: str) -> None:
     model = mujoco.MjModel.from_xml_string(BALL_XML)
     with pytest.raises(posekit.LimitDefinitionError, match=message):
         posekit.VelocityLimit(model, velocities)
+
+
+def test_unknown_joints_are_key_errors() -> None:
+    model = mujoco.MjModel.from_xml_string(BALL_XML)
+    for make in (
+        lambda: posekit.VelocityLimit(model, {"nope": 1.0}),
+        lambda: posekit.FreeJointVelocityLimit(model, 1.0, joint_name="nope"),
+    ):
+        with pytest.raises(KeyError, match="joint 'nope' does not exist in the model") as caught:
+            make()
+        assert isinstance(caught.value, posekit.InvalidJoint)
 
 
 def test_free_joint_velocity_limit_bounds_the_base_frame_speeds() -> None:
@@ -134,7 +150,8 @@ def test_free_joint_velocity_limit_bounds_the_base_frame_speeds() -> None:
     assert linear_only.angular_max is None
     bounds, rows = linear_only.compute_qp_bounds_and_rows(configuration, dt)
     assert bounds is None and rows.G.shape == (6, model.nv)
-    assert posekit.FreeJointVelocityLimit(model).compute_qp_inequalities(configuration, dt).inactive
+    with pytest.raises(posekit.LimitDefinitionError, match="At least one of"):
+        posekit.FreeJointVelocityLimit(model)  # it would bound nothing
 
 
 def test_free_joint_velocity_limit_holds_while_chasing_a_far_target() -> None:
@@ -168,7 +185,7 @@ def test_free_joint_velocity_limit_validation() -> None:
     model = mujoco.MjModel.from_xml_string(BALL_XML)
     with pytest.raises(posekit.LimitDefinitionError, match="not a free joint"):
         posekit.FreeJointVelocityLimit(model, 1.0, joint_name="ball")
-    with pytest.raises(posekit.LimitDefinitionError, match="0 free joints"):
+    with pytest.raises(posekit.LimitDefinitionError, match="Model has no free joint"):
         posekit.FreeJointVelocityLimit(ARM, 1.0)
     with pytest.raises(posekit.LimitDefinitionError, match="max_angular_velocity"):
         posekit.FreeJointVelocityLimit(model, 1.0, [1.0, -1.0, 1.0])

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from posekit.api.errors import status_of
 from posekit.api.token_bucket import TokenBucket
+from posekit.robots import RobotLoadError, RobotRegistry
 from posekit.sessions.errors import (
     CollisionPairsCapReached,
     LimitCapReached,
@@ -148,6 +149,47 @@ def test_deleting_an_unloaded_session_forgets_it() -> None:
         assert not manager.unloaded() and session.id not in store.specs
         with pytest.raises(Exception, match="does not exist"):
             manager.get(session.id)
+
+
+def test_stored_sessions_are_capped_without_dropping_any() -> None:
+    store = MemoryStore()
+    with SessionManager(store=store, max_stored_sessions=2, idle_unload_s=60.0) as manager:
+        first = manager.create({"robot": "arm7"})
+        first.last_used -= 120.0
+        manager.unload_idle()  # unloaded sessions count: they are kept
+        second = manager.create({"robot": "arm7"})
+        with pytest.raises(SessionLimitReached, match="keeps 2 sessions, 1 of them unloaded"):
+            manager.create({"robot": "arm7"})
+        assert set(store.specs) == {first.id, second.id}
+        assert manager.get(first.id).id == first.id  # reviving is not creating
+        manager.delete(second.id)
+        manager.create({"robot": "arm7"})
+
+
+def test_a_stored_session_whose_robot_cannot_load_is_kept_and_restored_later(
+    tmp_path: Path,
+) -> None:
+    """A robot that is momentarily unavailable never costs a stored session: it is listed
+    as unavailable with the reason, stays in the store, and comes back when it can."""
+    good = (Path(__file__).parents[2] / "models" / "arm7.xml").read_text()
+    (tmp_path / "bench_arm.xml").write_text(good)
+    store = MemoryStore()
+    with SessionManager(RobotRegistry(tmp_path, menagerie=False), store) as manager:
+        session = manager.create({"robot": "bench_arm"})
+        session.set_q(keyframe="home")
+        spec = session.spec().model_dump(mode="json")
+    (tmp_path / "bench_arm.xml").write_text("<mujoco><worldbody><body>")  # broken for now
+    with SessionManager(RobotRegistry(tmp_path, menagerie=False), store) as manager:
+        [kept] = manager.unloaded()
+        assert kept.summary.id == session.id and kept.summary.status == "unavailable"
+        assert "bench_arm" in (kept.summary.error or "")
+        with pytest.raises(RobotLoadError):
+            manager.get(session.id)  # every request tries again
+        assert store.specs[session.id] == spec
+        (tmp_path / "bench_arm.xml").write_text(good)
+        manager.retry_unavailable()
+        assert not manager.unloaded()
+        assert manager.get(session.id).spec().model_dump(mode="json")["q"] == spec["q"]
 
 
 def test_session_ids_are_unguessable() -> None:

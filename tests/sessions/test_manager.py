@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from posekit.robots import RobotRegistry
 from posekit.sessions import (
-    InvalidRequest,
     MemoryStore,
     SessionLimitReached,
     SessionManager,
     SessionNotFound,
 )
+from pydantic import ValidationError
 from support.waiting import wait_for
 
 REGISTRY = RobotRegistry(menagerie=False)
@@ -66,7 +66,7 @@ def test_capacity_is_enforced() -> None:
 def test_spec_and_robot_together_are_refused() -> None:
     with SessionManager(REGISTRY) as manager:
         spec = manager.create().spec().model_dump()
-        with pytest.raises(InvalidRequest):
+        with pytest.raises(ValidationError, match="robot"):
             manager.create({"spec": spec, "robot": "arm7"})
 
 

@@ -173,7 +173,7 @@ def test_a_failed_solve_keeps_q_and_recovers() -> None:
     session.patch_task("ee", {"role": "constraint", "target": {"position": target}})
     q = session.q.copy()
     state = session.step()
-    assert state.status == "failed" and "no solution" in state.error
+    assert state.status == "failed" and "failed to find a solution" in state.error
     assert state.q == q.tolist() and np.array_equal(session.q, q)
     session.remove_limit("slow")
     run_until_parked(session)

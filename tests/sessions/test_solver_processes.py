@@ -154,10 +154,12 @@ def test_a_killed_solver_process_is_restarted_with_its_sessions(
 ) -> None:
     session = manager.create({"robot": "arm7"})
     before = mirrored_state(session).seq
+    spare = wait_for(processes.spare_pid, what="a spare solver process")
     restarts, pid = processes.restarts, processes.pids()[0]
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: processes.restarts == restarts + 1, what="a restart")
-    assert processes.pids()[0] not in (None, pid)
+    assert processes.pids()[0] == spare  # the warm spare took over, no new start-up
+    wait_for(lambda: processes.spare_pid() not in (None, spare), what="a new spare")
     session.set_target("ee", {"position": [0.3, 0.25, 0.4]}, ref="after")
     state = wait_for(
         lambda: session.state if session.state.ref == "after" else None, what="an answer"

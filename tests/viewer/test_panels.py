@@ -26,18 +26,23 @@ def _tasks_shown(viewer: SessionViewer, *names: str) -> dict:
     )
 
 
-def test_cost_slider_and_exact_number_patch_the_task(viewer: SessionViewer) -> None:
+def test_cost_log_slider_and_its_number_patch_the_task(viewer: SessionViewer) -> None:
     widgets = _tasks_shown(viewer, "ee")["ee"]
-    slider, number = widgets["position_cost"]
+    cost = widgets["position_cost"]
     client = FakeClient()
-    browser_sets(slider, 7.5, client)
-    assert viewer.session.task("ee").params.position_cost == 7.5
-    assert float(number.value) == 7.5
-    browser_sets(number, 12.25, client)  # beyond the slider's range: exact input only
-    assert viewer.session.task("ee").params.position_cost == 12.25
-    assert float(slider.value) == 10.0
+    browser_sets(cost.slider, -3.0, client)  # the slider moves along the exponent
+    assert viewer.session.task("ee").params.position_cost == 0.001
+    assert float(cost.number.value) == 0.001
+    browser_sets(cost.slider, 0.5, client)  # readable values: 3 significant digits
+    assert viewer.session.task("ee").params.position_cost == 3.16
+    browser_sets(cost.number, 0.0035, client)  # an exact value is kept; the slider follows
+    assert viewer.session.task("ee").params.position_cost == 0.0035
+    assert float(cost.slider.value) == pytest.approx(np.log10(0.0035))
+    browser_sets(cost.number, 5000.0, client)  # beyond the slider: at its end, value exact
+    assert viewer.session.task("ee").params.position_cost == 5000.0
+    assert float(cost.slider.value) == 3.0
     browser_sets(widgets["gain"], 0.5, client)
-    browser_sets(widgets["lm_damping"], 0.01, client)
+    browser_sets(widgets["lm_damping"].number, 0.01, client)
     browser_sets(widgets["enabled"], False, client)
     params = viewer.session.task("ee").params
     assert (params.gain, params.lm_damping) == (0.5, 0.01)
@@ -49,25 +54,26 @@ def test_a_rejected_panel_change_notifies_and_changes_nothing(viewer: SessionVie
     widgets = _tasks_shown(viewer, "ee")["ee"]
     before = viewer.session.task("ee")
     client = FakeClient()
-    browser_sets(widgets["position_cost"][1], -1.0, client)
+    browser_sets(widgets["position_cost"].number, -1.0, client)
     assert viewer.session.task("ee") == before
     assert client.notifications and client.notifications[0][0] == "Rejected"
     # The widget shows the session's value again on a later refresh.
-    wait_for(lambda: float(widgets["position_cost"][1].value) == before.params.position_cost)
+    wait_for(lambda: widgets["position_cost"].value == before.params.position_cost)
 
 
 def test_panels_follow_changes_made_over_rest(viewer: SessionViewer) -> None:
     _tasks_shown(viewer, "ee")
     viewer.session.patch_task("ee", {"position_cost": 4.25, "gain": 0.3, "enabled": False})
     widgets = viewer.panels.tasks.widgets["ee"]
-    slider, number = widgets["position_cost"]
-    wait_for(lambda: float(number.value) == 4.25)
-    assert float(slider.value) == pytest.approx(4.25)
+    cost = widgets["position_cost"]
+    wait_for(lambda: cost.value == 4.25)
+    assert float(cost.slider.value) == pytest.approx(np.log10(4.25))
     wait_for(lambda: float(widgets["gain"].value) == 0.3 and widgets["enabled"].value is False)
     viewer.session.set_solver({"rate_hz": 30.0, "tolerance": 1e-4, "paused": True})
     solver = viewer.panels.solver.widgets
     wait_for(lambda: solver["paused"].value is True and float(solver["rate_hz"].value) == 30.0)
-    assert float(solver["tolerance"].value) == pytest.approx(1e-4)
+    tolerance = viewer.panels.solver.log_sliders["tolerance"]
+    assert tolerance.value == 1e-4 and float(tolerance.slider.value) == pytest.approx(-4.0)
     viewer.session.remove_task("ee")
     wait_for(lambda: "ee" not in viewer.panels.tasks.widgets)
 
@@ -159,13 +165,18 @@ def test_limit_panel_edits_and_follows_the_limits(viewer: SessionViewer) -> None
 
 def test_solver_panel_sets_the_solver(viewer: SessionViewer) -> None:
     widgets = viewer.panels.solver.widgets
+    damping = viewer.panels.solver.log_sliders["damping"]
+    tolerance = viewer.panels.solver.log_sliders["tolerance"]
     client = FakeClient()
     browser_sets(widgets["paused"], True, client)
     browser_sets(widgets["rate_hz"], 45.0, client)
-    browser_sets(widgets["damping"], 1e-3, client)
+    browser_sets(damping.slider, -3.0, client)
     settings = viewer.session.solver
     assert (settings.paused, settings.rate_hz, settings.damping) == (True, 45.0, 1e-3)
-    browser_sets(widgets["tolerance"], 5.0, client)  # above the allowed 1.0
+    browser_sets(tolerance.number, 2.5e-5, client)
+    assert viewer.session.solver.tolerance == 2.5e-5
+    settings = viewer.session.solver
+    browser_sets(tolerance.number, 5.0, client)  # above the allowed 1.0
     assert viewer.session.solver.tolerance == settings.tolerance
     assert client.notifications
 

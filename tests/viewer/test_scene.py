@@ -170,9 +170,12 @@ def test_renderer_uploads_geometry_once_with_a_grid_and_fixed_bodies_placed() ->
         log = MessageLog(server)
         renderer = SceneRenderer(server, model)
         uploads = [name for kind, name, _ in log.entries if kind == "GlbMessage"]
-        visual = [f"/robot/visual/{body.name}" for body in body_meshes(model)]
+        visual = [f"/robot/visual/{body.name}" for body in body_meshes(model) if not body.mocap]
         collision = [f"/robot/collision/{body.name}" for body in collision_meshes(model)]
         assert sorted(uploads) == sorted(visual + collision)  # one mesh per body and layer
+        # The scene's mocap body (UR5e's "target") is drawn apart, muted.
+        muted = [name for kind, name, _ in log.entries if kind == "MeshMessage"]
+        assert muted == ["/scene_mocap/target"]
         assert "/grid" in server.scene._handle_from_node_name
         data = mujoco.MjData(model)
         mujoco.mj_kinematics(model, data)

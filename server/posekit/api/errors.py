@@ -3,15 +3,22 @@
 ==========================================  ======  ==================
 exception                                    status  code
 ==========================================  ======  ==================
+pydantic ValidationError / bad JSON          422     invalid
 SessionNotFound, TaskNotFound, RobotNotFound  404     not_found
 NameConflict                                 409     conflict
 StackFull (tasks, limits, collision pairs)   409     too_many_tasks, too_many_limits,
                                                      too_many_collision_pairs
+any other PosekitError                       409     mismatch
 SessionLimitReached                          429     too_many_sessions
 RobotUnavailable                             503     robot_unavailable
-any other PosekitError (bad frame, joint…)   422     invalid
-pydantic ValidationError / bad JSON          422     invalid
 ==========================================  ======  ==================
+
+422 means the request breaks the OpenAPI schema (a type, a range, a missing or unknown
+field): the schema says exactly what is accepted. A request that follows the schema but
+does not fit the session it is sent to — a frame, joint, geom or keyframe its robot does
+not have, a vector of another size than its nq, a field its task's type does not have,
+values that contradict each other — is a 409 ``mismatch``: nothing in the schema could
+have told the client, the session's state decides.
 """
 
 from __future__ import annotations
@@ -47,8 +54,8 @@ class ErrorBody(BaseModel):
         json_schema_extra={
             "examples": [
                 {
-                    "detail": "site 'tcp' does not exist; valid site names are ['ee', 'wrist_cam']",
-                    "code": "invalid",
+                    "detail": "site 'tcp' does not exist in the model. Available site names: ['ee', 'wrist_cam']",
+                    "code": "mismatch",
                 }
             ]
         }
@@ -63,10 +70,33 @@ class ErrorBody(BaseModel):
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "Unknown session, task, limit or robot."},
-    409: {"model": ErrorBody, "description": "Name already used, or the session is full."},
+    409: {
+        "model": ErrorBody,
+        "description": "Follows the schema but does not fit this session (a frame, joint or "
+        "keyframe its robot does not have, a wrong size, a field the task's type does not "
+        "have: `mismatch`), a name already used (`conflict`), or the session is full.",
+    },
     413: {"model": ErrorBody, "description": "Request body too large."},
-    422: {"model": ErrorBody, "description": "Invalid input (message says what and why)."},
+    422: {"model": ErrorBody, "description": "The body breaks the schema (message says where)."},
+    503: {
+        "model": ErrorBody,
+        "description": "A robot that cannot be loaded now: a Menagerie robot that cannot be "
+        "fetched, or the robot of a stored session that is unavailable (tried again on "
+        "every request).",
+    },
 }
+
+CREATED: dict[int | str, dict[str, Any]] = {
+    201: {
+        "headers": {
+            "Location": {
+                "description": "The URL of what was created.",
+                "schema": {"type": "string"},
+            }
+        }
+    }
+}
+"""The ``Location`` header of a 201."""
 
 
 def status_of(exc: PosekitError) -> tuple[int, str]:
@@ -81,23 +111,41 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 429, "too_many_sessions"
     if isinstance(exc, RobotUnavailable):
         return 503, "robot_unavailable"
-    return 422, "invalid"
+    return 409, "mismatch"
+
+
+_UNION_MEMBER = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+"""A model's name in an error location: the alternative of a union that was tried."""
 
 
 def _location(loc: Sequence[Any]) -> str:
-    """``body.params.position_cost.constrained-float`` → ``params.position_cost``."""
+    """``body.params.position_cost.constrained-float`` → ``params.position_cost``; the
+    union alternatives tried (``FrameTaskPatch.gain``) are left out, so that the same
+    problem in every alternative is reported once (``gain``)."""
     parts = [
-        str(p) for p in loc if p != "body" and not (isinstance(p, str) and ("[" in p or "-" in p))
+        str(p)
+        for p in loc
+        if p != "body"
+        and not (isinstance(p, str) and ("[" in p or "-" in p or _UNION_MEMBER.match(p)))
     ]
     return ".".join(parts) or "body"
 
 
 def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """A one-line message and JSON-safe per-field errors from pydantic errors."""
+    """A one-line message and JSON-safe per-field errors from pydantic errors.
+
+    Of a union's alternatives, a field that some alternative takes is not reported as
+    unknown by the others: the problem with its value is.
+    """
     clean: list[dict[str, Any]] = []
     lines: list[str] = []
+    known = {
+        _location(e.get("loc", ())) for e in errors if e.get("type") != "extra_forbidden"
+    }
     for error in errors:
         where = _location(error.get("loc", ()))
+        if error.get("type") == "extra_forbidden" and where in known:
+            continue
         kind = error.get("type", "")
         if kind == "json_invalid":
             reason = (error.get("ctx") or {}).get("error", "")

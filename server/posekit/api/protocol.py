@@ -17,14 +17,23 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.kinds import LimitSpec, TaskSpec
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
-from posekit.sessions.types import FiniteFloat, MujocoName, Name, Quaternion, Vec3, Vector
+from posekit.sessions.types import (
+    LeaveOut,
+    MujocoName,
+    Name,
+    Quaternion,
+    Vec3,
+    Vector,
+    exactly_one_of,
+)
 
 PROTOCOL = 1
 """Version of the websocket protocol (in ``hello``)."""
@@ -73,6 +82,7 @@ class StateMessage(BaseModel):
                     "solve_us": 96.5,
                     "ref": 17,
                     "revision": 9,
+                    "throttled": False,
                 }
             ]
         }
@@ -91,6 +101,13 @@ class StateMessage(BaseModel):
     solve_us: float = Field(description="Duration of the last IK step [µs].")
     ref: Any = Field(None, description="ref of the latest target message applied before it.")
     revision: int = Field(0, description="The session's change counter when it was solved.")
+    throttled: bool = Field(
+        False,
+        description=(
+            "The server steps this session less often than its rate_hz: its steps are heavy "
+            "and the solver is full, so it gets a fair share and lighter sessions keep theirs."
+        ),
+    )
 
 
 class SessionSummary(BaseModel):
@@ -149,11 +166,15 @@ class SessionSummary(BaseModel):
     created: float = Field(description="Creation time [s since the epoch].")
     status: str = Field(
         description=(
-            "running | converged | failed | paused, or unloaded: idle, kept as its spec and "
-            "revived (same id, same state) by the next request that names it."
+            "running | converged | failed | paused; unloaded: idle, kept as its spec and "
+            "revived (same id, same state) by the next request that names it; unavailable: "
+            "stored, but it cannot be restored now (error says why, e.g. its robot cannot "
+            "be loaded); it is kept and tried again on every request and every 30 s."
         )
     )
-    error: str | None = Field(description="Last solve error, if the session is failed.")
+    error: str | None = Field(
+        description="Last solve error, if the session is failed; why it is unavailable."
+    )
     seq: int = Field(description="Latest state's step counter.")
     revision: int = Field(description="Number of accepted changes.")
     watchers: int = Field(description="Open websocket streams and viewers.")
@@ -226,16 +247,25 @@ class SessionDetail(SessionSummary):
     state: StateMessage
 
 
-class SetQ(BaseModel):
+class SetQ(LeaveOut):
     """``PUT /q``: a configuration or a keyframe name (exactly one)."""
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{"keyframe": "home"}, {"q": [0, 0.4, 0, -1.2, 0, 1.4, 0]}]},
+        json_schema_extra={
+            **exactly_one_of("q", "keyframe"),
+            "examples": [{"keyframe": "home"}, {"q": [0, 0.4, 0, -1.2, 0, 1.4, 0]}],
+        },
     )
 
-    q: list[FiniteFloat] | None = Field(None, description="Configuration of size nq.")
-    keyframe: MujocoName | None = Field(None, description="Keyframe name.")
+    q: Vector | SkipJsonSchema[None] = Field(None, description="Configuration of size nq.")
+    keyframe: MujocoName | SkipJsonSchema[None] = Field(None, description="Keyframe name.")
+
+    @model_validator(mode="after")
+    def _one(self) -> SetQ:
+        if (self.q is None) == (self.keyframe is None):
+            raise ValueError("give exactly one of q or keyframe")
+        return self
 
 
 class QResponse(BaseModel):

@@ -13,7 +13,7 @@ from posekit.api.protocol import Health
 from posekit.robots import RobotDescription, RobotSummary, describe_model
 from posekit.sessions.solver_settings import available_solvers
 
-router = APIRouter(prefix="/api", responses={k: ERROR_RESPONSES[k] for k in (404, 422)})
+router = APIRouter(prefix="/api", responses={k: ERROR_RESPONSES[k] for k in (404, 422, 503)})
 
 
 @router.get("/health", response_model=Health, tags=["meta"], summary="Liveness and capacity")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Response, status
+from fastapi import APIRouter, Body, Query, Response, status
 
 from posekit.api.deps import EditedSessionDep, ManagerDep, SessionDep
-from posekit.api.errors import ERROR_RESPONSES
+from posekit.api.errors import CREATED, ERROR_RESPONSES
 from posekit.api.protocol import (
     QResponse,
     SessionDetail,
@@ -17,9 +17,11 @@ from posekit.api.protocol import (
     state_of,
     summary_of,
 )
+from posekit.sessions.export_script import keyframe_line, python_script
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession, SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
+from posekit.sessions.types import NAME_PATTERN
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
@@ -44,19 +46,19 @@ def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
     response_model=SessionDetail,
     status_code=status.HTTP_201_CREATED,
     summary="Create a session",
-    responses={
-        429: {"description": "Too many sessions."},
-        503: {"description": "The Menagerie robot could not be fetched."},
-    },
+    responses={**CREATED, 429: {"description": "Too many sessions."}},
 )
 def create_session(
     manager: ManagerDep,
+    response: Response,
     request: Annotated[CreateSession | None, Body()] = None,
 ) -> SessionDetail:
     """A session on a robot (default: the built-in arm) at a keyframe, with the robot's
     default preset tasks unless ``preset`` is false; or a session restored from a spec
     exported by ``GET /api/sessions/{id}/spec``. It starts solving at once."""
-    return detail_of(manager.create(request))
+    session = manager.create(request)
+    response.headers["Location"] = f"/api/sessions/{session.id}"
+    return detail_of(session)
 
 
 @router.get("/{session_id}", response_model=SessionDetail, summary="Get a session")
@@ -77,6 +79,38 @@ def export_spec(session: SessionDep) -> SessionSpec:
     """The portable spec (robot, q, tasks with targets, limits, solver);
     ``POST /api/sessions {"spec": …}`` restores it exactly."""
     return session.spec()
+
+
+@router.get(
+    "/{session_id}/export.py",
+    response_class=Response,
+    summary="Export as a Python script",
+    responses={200: {"content": {"text/x-python": {}}, "description": "The script."}},
+)
+def export_python(session: SessionDep) -> Response:
+    """A runnable script on the posekit engine API (mink's) that rebuilds this session's
+    tasks, targets, weights, limits and solver settings on the same model and, from its
+    q, steps exactly as the session does (``--steps N``; prints q and the errors)."""
+    script = python_script(session.spec(), session.model, session.id)
+    disposition = f'attachment; filename="posekit_{session.id}.py"'
+    return Response(
+        script, media_type="text/x-python", headers={"Content-Disposition": disposition}
+    )
+
+
+@router.get(
+    "/{session_id}/export.key",
+    response_class=Response,
+    summary="Export q as an MJCF keyframe",
+    responses={200: {"content": {"application/xml": {}}, "description": "One <key> element."}},
+)
+def export_keyframe(
+    session: SessionDep,
+    name: Annotated[str, Query(pattern=NAME_PATTERN, description="The key's name.")] = "posekit",
+) -> Response:
+    """The current configuration as ``<key name="…" qpos="…"/>`` (exact floats), to
+    paste into a model's ``<keyframe>``."""
+    return Response(keyframe_line(session.spec().q, name) + "\n", media_type="application/xml")
 
 
 @router.put("/{session_id}/spec", response_model=SessionSpec, summary="Replace the spec")

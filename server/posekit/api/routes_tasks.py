@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from posekit.api.deps import EditedSessionDep, SessionDep
-from posekit.api.errors import ERROR_RESPONSES
-from posekit.sessions.kinds import LimitPatch, LimitSpec, TaskPatch, TaskSpec
+from posekit.api.errors import CREATED, ERROR_RESPONSES
+from posekit.sessions.kinds import LimitPatchBody, LimitSpec, TaskPatchBody, TaskSpec
 
 router = APIRouter(prefix="/api/sessions/{session_id}", responses=ERROR_RESPONSES)
 
@@ -23,11 +23,14 @@ def list_tasks(session: SessionDep) -> list[TaskSpec]:
     status_code=status.HTTP_201_CREATED,
     tags=["tasks"],
     summary="Add a task",
+    responses=CREATED,
 )
-def add_task(spec: TaskSpec, session: EditedSessionDep) -> TaskSpec:
+def add_task(spec: TaskSpec, session: EditedSessionDep, response: Response) -> TaskSpec:
     """Add a task of any engine type (``type``), by frame/joint/equality names, as an
     objective or a hard constraint; without a target it starts at its current value."""
-    return session.add_task(spec)
+    added = session.add_task(spec)
+    response.headers["Location"] = f"/api/sessions/{session.id}/tasks/{added.name}"
+    return added
 
 
 @router.get("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Get a task")
@@ -36,10 +39,11 @@ def read_task(name: str, session: SessionDep) -> TaskSpec:
 
 
 @router.patch("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Change a task")
-def patch_task(name: str, patch: TaskPatch, session: EditedSessionDep) -> TaskSpec:
-    """Costs, gain, lm_damping, axis, target, enabled, role; all validated before any
-    of them is applied."""
-    return session.patch_task(name, patch)
+def patch_task(name: str, patch: TaskPatchBody, session: EditedSessionDep) -> TaskSpec:
+    """Costs, gain, lm_damping, axis, target, enabled, role — the fields of the task's type
+    (the schema lists each type's; one of another type is a 409); all validated before
+    any of them is applied."""
+    return session.patch_task(name, patch.model_dump(exclude_unset=True))
 
 
 @router.delete(
@@ -64,10 +68,13 @@ def list_limits(session: SessionDep) -> list[LimitSpec]:
     status_code=status.HTTP_201_CREATED,
     tags=["limits"],
     summary="Add a limit",
+    responses=CREATED,
 )
-def add_limit(spec: LimitSpec, session: EditedSessionDep) -> LimitSpec:
+def add_limit(spec: LimitSpec, session: EditedSessionDep, response: Response) -> LimitSpec:
     """Joint ranges, joint speeds, floating-base speeds or collision avoidance."""
-    return session.add_limit(spec)
+    added = session.add_limit(spec)
+    response.headers["Location"] = f"/api/sessions/{session.id}/limits/{added.name}"
+    return added
 
 
 @router.get("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Get a limit")
@@ -76,9 +83,9 @@ def read_limit(name: str, session: SessionDep) -> LimitSpec:
 
 
 @router.patch("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Change a limit")
-def patch_limit(name: str, patch: LimitPatch, session: EditedSessionDep) -> LimitSpec:
+def patch_limit(name: str, patch: LimitPatchBody, session: EditedSessionDep) -> LimitSpec:
     """``enabled`` and/or params of the limit's type, flat (e.g. ``{"gain": 0.5}``)."""
-    return session.patch_limit(name, patch)
+    return session.patch_limit(name, patch.model_dump(exclude_unset=True))
 
 
 @router.delete(

@@ -8,6 +8,13 @@ from posekit.ik.compiled.engine import CompiledFallbackWarning, fallback_reason
 from posekit.ik.compiled.selection import current_engine as get_engine
 from posekit.ik.compiled.selection import set_engine
 from posekit.ik.configuration import Configuration
+from posekit.ik.constants import (
+    FRAME_TO_ENUM,
+    FRAME_TO_JAC_FUNC,
+    FRAME_TO_POS_ATTR,
+    FRAME_TO_XMAT_ATTR,
+    SUPPORTED_FRAMES,
+)
 from posekit.ik.exceptions import (
     IntegrationTimestepNotSet,
     InvalidConfigurationVector,
@@ -16,8 +23,10 @@ from posekit.ik.exceptions import (
     InvalidFrame,
     InvalidGain,
     InvalidGeomPair,
+    InvalidJoint,
     InvalidKeyframe,
     InvalidMocapBody,
+    InvalidShape,
     InvalidSolverSettings,
     InvalidTarget,
     LimitDefinitionError,
@@ -29,13 +38,6 @@ from posekit.ik.exceptions import (
     TargetNotSet,
     TaskDefinitionError,
     UnsupportedFrame,
-)
-from posekit.ik.frames import (
-    FRAME_TO_ENUM,
-    FRAME_TO_JAC_FUNC,
-    FRAME_TO_POS_ATTR,
-    FRAME_TO_XMAT_ATTR,
-    SUPPORTED_FRAMES,
 )
 from posekit.ik.lie import SE3, SO3, MatrixLieGroup
 from posekit.ik.limits import (
@@ -102,8 +104,10 @@ __all__ = [
     "InvalidFrame",
     "InvalidGain",
     "InvalidGeomPair",
+    "InvalidJoint",
     "InvalidKeyframe",
     "InvalidMocapBody",
+    "InvalidShape",
     "InvalidSolverSettings",
     "InvalidTarget",
     "KineticEnergyRegularizationTask",

@@ -127,11 +127,16 @@ class Configuration:
             logger.warning("%s", error)
 
     # ------------------------------------------------------------- kinematics
-    def get_frame_jacobian(self, frame_name: str | int, frame_type: str) -> np.ndarray:
+    def get_frame_jacobian(self, frame_name: str | int, frame_type: str = "body") -> np.ndarray:
         r"""Body Jacobian :math:`{}_B J_{WB}` of a frame, shape ``(6, nv)``.
 
         Rows are the linear then angular velocity of the frame, both expressed in the
-        frame itself: :math:`{}_B v_{WB} = {}_B J_{WB}\,\dot q`.
+        frame itself: :math:`{}_B v_{WB} = {}_B J_{WB}\,\dot q`. ``frame_type`` defaults
+        to ``"body"``, so Pink's one-argument call ``get_frame_jacobian(body)`` works.
+
+        Raises:
+            InvalidFrame: the frame does not exist (also a ``KeyError``, as in Pink).
+            UnsupportedFrame: ``frame_type`` is not body, geom or site.
         """
         frame_id = resolve_frame_id(self.model, frame_name, frame_type)
         return self.frame_jacobian_by_id(frame_id, frame_type)
@@ -182,8 +187,14 @@ class Configuration:
         pose[4:] = self.frame_position_by_id(frame_id, frame_type)
         return pose
 
-    def get_transform_frame_to_world(self, frame_name: str | int, frame_type: str) -> SE3:
-        """Pose :math:`T_{WB}` of a frame in the world."""
+    def get_transform_frame_to_world(
+        self, frame_name: str | int, frame_type: str = "body"
+    ) -> SE3:
+        """Pose :math:`T_{WB}` of a frame in the world.
+
+        ``frame_type`` defaults to ``"body"`` (Pink's one-argument call); an unknown frame
+        raises :class:`InvalidFrame`, also a ``KeyError``.
+        """
         frame_id = resolve_frame_id(self.model, frame_name, frame_type)
         return SE3(self.frame_pose_by_id(frame_id, frame_type))
 

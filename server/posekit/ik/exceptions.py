@@ -39,13 +39,24 @@ class UnsupportedFrame(PosekitError):
 
     def __init__(self, frame_type: str, supported_types: Sequence[str]) -> None:
         super().__init__(
-            f"{frame_type!r} is not a supported frame type; supported types are "
-            f"{_listing(list(supported_types))}"
+            f"{frame_type} is not supported. Supported frame types are: {tuple(supported_types)}"
         )
 
 
-class InvalidFrame(PosekitError):
-    """A frame name or id does not exist in the model."""
+class LookupFailed(KeyError):
+    """Base of the errors for a name that does not exist: also a ``KeyError``.
+
+    Upstream (MuJoCo's ``model.joint(name)``, ``model.body(name)``; Pink for frames)
+    raises ``KeyError`` for unknown names, so code catching it keeps working. ``str()``
+    is the plain message (a bare ``KeyError`` shows the repr of its argument).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidFrame(PosekitError, LookupFailed):
+    """A frame name or id does not exist in the model (also a ``KeyError``)."""
 
     def __init__(self, frame_name: str | int, frame_type: str, model: mujoco.MjModel) -> None:
         obj, count = {
@@ -53,12 +64,15 @@ class InvalidFrame(PosekitError):
             "geom": (mujoco.mjtObj.mjOBJ_GEOM, model.ngeom),
             "site": (mujoco.mjtObj.mjOBJ_SITE, model.nsite),
         }[frame_type]
-        valid = _names_of(model, obj, count)
-        if isinstance(frame_name, (int,)) and not isinstance(frame_name, bool):
-            what = f"{frame_type} id {frame_name} is out of range [0, {count})"
+        valid = _listing(_names_of(model, obj, count))
+        if isinstance(frame_name, int) and not isinstance(frame_name, bool):
+            what = (
+                f"{frame_type} id {frame_name} is out of range for this model; "
+                f"expected 0 <= id < {count}."
+            )
         else:
-            what = f"{frame_type} {frame_name!r} does not exist"
-        super().__init__(f"{what}; valid {frame_type} names are {_listing(valid)}")
+            what = f"{frame_type} '{frame_name}' does not exist in the model."
+        super().__init__(f"{what} Available {frame_type} names: {valid}")
 
 
 class InvalidKeyframe(PosekitError):
@@ -67,12 +81,16 @@ class InvalidKeyframe(PosekitError):
     def __init__(self, keyframe_name: str, model: mujoco.MjModel) -> None:
         valid = _names_of(model, mujoco.mjtObj.mjOBJ_KEY, model.nkey)
         super().__init__(
-            f"keyframe {keyframe_name!r} does not exist; valid keyframes are {_listing(valid)}"
+            f"Keyframe {keyframe_name} does not exist in the model. "
+            f"Available keyframe names: {_listing(valid)}"
         )
 
 
-class InvalidMocapBody(PosekitError):
-    """A body is not a mocap body, or a mocap index is out of range."""
+class InvalidMocapBody(PosekitError, LookupFailed):
+    """A body is not a mocap body (or does not exist), or a mocap index is out of range.
+
+    Also a ``KeyError``: upstream raises one for a body name that does not exist.
+    """
 
     def __init__(self, mocap_name: str | int, model: mujoco.MjModel | None = None) -> None:
         if model is None:
@@ -84,7 +102,17 @@ class InvalidMocapBody(PosekitError):
             if model.body_mocapid[b] >= 0
         ]
         super().__init__(
-            f"body {mocap_name!r} is not a mocap body; mocap bodies are {_listing(valid)}"
+            f"Body '{mocap_name}' is not a mocap body. Available mocap bodies: {_listing(valid)}"
+        )
+
+
+class InvalidJoint(PosekitError, LookupFailed):
+    """A joint name does not exist in the model (also a ``KeyError``, as upstream)."""
+
+    def __init__(self, joint_name: str, model: mujoco.MjModel) -> None:
+        valid = _names_of(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt)
+        super().__init__(
+            f"joint {joint_name!r} does not exist in the model; joints are {_listing(valid)}"
         )
 
 
@@ -117,7 +145,7 @@ class TargetNotSet(PosekitError):
 
     def __init__(self, cls_name: str) -> None:
         super().__init__(
-            f"no target set for {cls_name}; call set_target() or "
+            f"No target set for {cls_name}; call set_target() or "
             "set_target_from_configuration() first"
         )
 
@@ -126,18 +154,20 @@ class IntegrationTimestepNotSet(PosekitError):
     """A task that needs the timestep was evaluated before set_dt()."""
 
     def __init__(self, cls_name: str) -> None:
-        super().__init__(f"no timestep set for {cls_name}; call set_dt(dt) with dt > 0 first")
+        super().__init__(
+            f"No integration timestep set for {cls_name}; call set_dt(dt) with dt > 0 first"
+        )
 
 
 class NotWithinConfigurationLimits(PosekitError):
-    """A joint coordinate lies outside its range."""
+    """A joint coordinate (or a ball joint's rotation angle) lies outside its range."""
 
     def __init__(
         self, joint_id: int, value: float, lower: float, upper: float, model: mujoco.MjModel
     ) -> None:
-        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint_id) or f"#{joint_id}"
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, joint_id) or ""
         super().__init__(
-            f"joint {name!r} is at {value:.6g}, outside its range [{lower:.6g}, {upper:.6g}]"
+            f"Joint {joint_id} ({name}) violates configuration limits {lower} <= {value} <= {upper}"
         )
         self.joint_id = joint_id
         self.value = value
@@ -149,16 +179,24 @@ class NoSolutionFound(PosekitError):
     """The QP solver found no solution (infeasible constraints or a solver failure)."""
 
     def __init__(self, solver_name: str, detail: str = "") -> None:
-        tail = f": {detail}" if detail else ""
+        why = f" ({detail})" if detail else ""
         super().__init__(
-            f"QP solver {solver_name!r} found no solution{tail}; the hard constraints or "
-            "limits may be infeasible at this configuration"
+            f"QP solver {solver_name} failed to find a solution.{why} The hard constraints "
+            "or limits may be infeasible at this configuration"
         )
         self.solver_name = solver_name
 
 
 class InvalidConfigurationVector(PosekitError, ValueError):
     """A configuration or velocity vector has the wrong shape or non-finite values."""
+
+
+class InvalidShape(PosekitError, ValueError, AssertionError):
+    """An array given to a Lie-group function or constructor has the wrong shape.
+
+    Also a ``ValueError``, and an ``AssertionError`` because upstream checks most of
+    these shapes with ``assert``: code catching either keeps working.
+    """
 
 
 class InvalidSolverSettings(PosekitError, ValueError):

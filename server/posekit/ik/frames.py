@@ -4,27 +4,31 @@ from __future__ import annotations
 
 import mujoco
 
+from posekit.ik.constants import (
+    FRAME_TO_COUNT_ATTR,
+    FRAME_TO_ENUM,
+    FRAME_TO_JAC_FUNC,
+    FRAME_TO_POS_ATTR,
+    FRAME_TO_XMAT_ATTR,
+    SUPPORTED_FRAMES,
+)
 from posekit.ik.exceptions import InvalidFrame, UnsupportedFrame
 
-SUPPORTED_FRAMES: tuple[str, ...] = ("body", "geom", "site")
-
-FRAME_TO_ENUM: dict[str, mujoco.mjtObj] = {
-    "body": mujoco.mjtObj.mjOBJ_BODY,
-    "geom": mujoco.mjtObj.mjOBJ_GEOM,
-    "site": mujoco.mjtObj.mjOBJ_SITE,
-}
-FRAME_TO_JAC_FUNC = {
-    "body": mujoco.mj_jacBody,
-    "geom": mujoco.mj_jacGeom,
-    "site": mujoco.mj_jacSite,
-}
-FRAME_TO_POS_ATTR: dict[str, str] = {"body": "xpos", "geom": "geom_xpos", "site": "site_xpos"}
-FRAME_TO_XMAT_ATTR: dict[str, str] = {"body": "xmat", "geom": "geom_xmat", "site": "site_xmat"}
+__all__ = [
+    "FRAME_TO_ENUM",
+    "FRAME_TO_JAC_FUNC",
+    "FRAME_TO_POS_ATTR",
+    "FRAME_TO_XMAT_ATTR",
+    "SUPPORTED_FRAMES",
+    "check_frame_type",
+    "frame_count",
+    "resolve_frame_id",
+]
 
 
 def frame_count(model: mujoco.MjModel, frame_type: str) -> int:
     """Number of frames of a type in the model."""
-    return {"body": model.nbody, "geom": model.ngeom, "site": model.nsite}[frame_type]
+    return int(getattr(model, FRAME_TO_COUNT_ATTR[frame_type]))
 
 
 def check_frame_type(frame_type: str) -> None:

@@ -10,7 +10,7 @@ place by their setters into buffers the plans point at, so they need no notice.
 from __future__ import annotations
 
 import weakref
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 
 class Observer(Protocol):
@@ -21,11 +21,17 @@ class Observer(Protocol):
 
 
 class Observed:
-    """Mixin: assignments to public attributes notify the registered observers."""
+    """Mixin: assignments to public attributes notify the registered observers.
+
+    ``quiet_attributes`` names public attributes that are derived state, rewritten by
+    the class itself and never read by a plan (no notice).
+    """
+
+    quiet_attributes: ClassVar[frozenset[str]] = frozenset()
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
-        if name[0] != "_":
+        if name[0] != "_" and name not in self.quiet_attributes:
             observers = self.__dict__.get("_observers")
             if observers:
                 for observer in list(observers):

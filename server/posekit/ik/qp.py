@@ -6,13 +6,17 @@ r"""The IK quadratic program and its dispatch to QP solvers.
     \quad \text{s.t.} \quad G \Delta q \le h,\quad A \Delta q = b,\quad l \le \Delta q \le u.
 
 ``daqp`` is called through its own API, with simple bounds passed natively; every
-other solver name goes through ``qpsolvers`` with the bounds folded into ``G``.
+other solver name goes through ``qpsolvers`` with the bounds folded into ``G``. When
+daqp fails, the same QP is solved again in square-root form (:mod:`posekit.ik.qp_sqrt`:
+why the normal-equations Hessian can defeat daqp on a feasible problem, and how the
+factored form avoids it); only when that fails too is :class:`NoSolutionFound` raised.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +26,7 @@ import qpsolvers
 
 from posekit.ik.exceptions import InvalidSolverSettings, NoSolutionFound, SolverNotInstalled
 from posekit.ik.limits.limit import Bounds, bounds_as_rows
+from posekit.ik.qp_sqrt import HessianTerms, hessian_factor, solve_square_root
 
 _DAQP_EQUALITY = 5
 _DAQP_EXIT_MESSAGES = {
@@ -53,6 +58,12 @@ class QuadraticProgram:
     A: np.ndarray | None = None
     b: np.ndarray | None = None
     bounds: Bounds | None = None
+    # What H was made of (HessianTerms), for the square-root re-solve; set by the
+    # assembly as plain attributes, so the fast path pays no extra object per step.
+    rows: np.ndarray | None = None
+    shift: float | None = None
+    diagonal_weights: Sequence[np.ndarray] = ()
+    dense: Sequence[tuple[np.ndarray, np.ndarray]] = ()
 
     def to_problem(self) -> qpsolvers.Problem:
         """The same feasible set as a ``qpsolvers.Problem`` with finite rows only.
@@ -102,7 +113,34 @@ class QuadraticProgram:
             self.H, self.c, constraint_matrix, upper, lower, sense, **settings
         )
         if exitflag < 1 or not np.isfinite(x).all():
-            raise daqp_failure(exitflag)
+            return self._solve_daqp_square_root(exitflag, **settings)
+        return x
+
+    def _solve_daqp_square_root(self, first_exitflag: int, **settings: object) -> np.ndarray:
+        """The square-root re-solve after daqp failed with ``first_exitflag``."""
+        terms = (
+            None
+            if self.shift is None
+            else HessianTerms(
+                self.rows, self.shift, list(self.diagonal_weights), [h for h, _ in self.dense]
+            )
+        )
+        R = None if terms is None else hessian_factor(terms, self.H.shape[0])
+        if R is None:
+            raise NoSolutionFound("daqp", _exit_message(first_exitflag))
+        x, exitflag = solve_square_root(
+            R,
+            self.c,
+            None if self.bounds is None else (self.bounds.lower, self.bounds.upper),
+            None if self.G is None or self.h is None else (self.G, self.h),
+            None if self.A is None or self.b is None else (self.A, self.b),
+            **settings,
+        )
+        if exitflag < 1 or not np.isfinite(x).all():
+            raise NoSolutionFound(
+                "daqp",
+                f"{_exit_message(first_exitflag)}; in square-root form: {_exit_message(exitflag)}",
+            )
         return x
 
     def _daqp_constraints(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -129,12 +167,11 @@ class QuadraticProgram:
         return constraint_matrix, upper, lower, sense
 
 
-def daqp_failure(exitflag: int) -> NoSolutionFound:
-    """The error of a daqp solve that ended with ``exitflag`` or a non-finite solution."""
-    return NoSolutionFound("daqp", _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}"))
-
-
 _EMPTY = np.zeros(0)
+
+
+def _exit_message(exitflag: int) -> str:
+    return _DAQP_EXIT_MESSAGES.get(exitflag, f"exit flag {exitflag}")
 
 
 @functools.cache

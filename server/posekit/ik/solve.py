@@ -80,6 +80,7 @@ def assemble_qp(
         jacobians.append(weighted_jacobian)
         errors.append(weighted_error)
         shift += mu
+    W: np.ndarray | None = None
     if jacobians:
         W = jacobians[0] if len(jacobians) == 1 else np.concatenate(jacobians)
         E = errors[0] if len(errors) == 1 else np.concatenate(errors)
@@ -99,6 +100,7 @@ def assemble_qp(
     diagonal_of_H += shift
 
     qp = QuadraticProgram(H, c)
+    qp.rows, qp.shift, qp.diagonal_weights, qp.dense = W, shift, diagonal_weights, dense
     _add_limits(qp, configuration, dt, default_limits(configuration) if limits is None else limits)
     if constraints:
         rows = [_equality_rows(task, configuration) for task in constraints]
@@ -110,23 +112,23 @@ def assemble_qp(
 def _add_limits(
     qp: QuadraticProgram, configuration: Configuration, dt: float, limits: Sequence[Limit]
 ) -> None:
-    lower: np.ndarray | None = None
-    upper: np.ndarray | None = None
+    merged: Bounds | None = None
     G_blocks: list[np.ndarray] = []
     h_blocks: list[np.ndarray] = []
     for limit in limits:
         bounds, rows = limit.compute_qp_bounds_and_rows(configuration, dt)
         if bounds is not None:
-            if lower is None or upper is None:
-                lower, upper = bounds.lower, bounds.upper
-            else:
-                lower = np.maximum(lower, bounds.lower)
-                upper = np.minimum(upper, bounds.upper)
+            merged = (
+                bounds
+                if merged is None
+                else Bounds(
+                    np.maximum(merged.lower, bounds.lower), np.minimum(merged.upper, bounds.upper)
+                )
+            )
         if rows.G is not None and rows.h is not None:
             G_blocks.append(rows.G)
             h_blocks.append(rows.h)
-    if lower is not None and upper is not None:
-        qp.bounds = Bounds(lower, upper)
+    qp.bounds = merged
     if G_blocks:
         qp.G = G_blocks[0] if len(G_blocks) == 1 else np.vstack(G_blocks)
         qp.h = h_blocks[0] if len(h_blocks) == 1 else np.concatenate(h_blocks)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import InvalidConfigurationVector, InvalidMocapBody
+from posekit.ik.exceptions import InvalidConfigurationVector, InvalidJoint, InvalidMocapBody
 from posekit.ik.frames import FRAME_TO_POS_ATTR, FRAME_TO_XMAT_ATTR, resolve_frame_id
 from posekit.ik.joints import QPOS_WIDTH
 from posekit.ik.keyframes import keyframe_q
@@ -76,6 +76,12 @@ def custom_configuration_vector(
     Starts from the keyframe ``key_name`` (or ``qpos0``) and sets each joint named in
     ``kwargs`` to its value: a scalar for hinge and slide joints, 4 numbers (wxyz) for
     ball joints, 7 (xyz, wxyz) for free joints.
+
+    Raises:
+        InvalidKeyframe: ``key_name`` does not exist.
+        InvalidJoint: a joint name does not exist (also a ``KeyError``, as upstream).
+        InvalidConfigurationVector: a value of the wrong size or not finite (also a
+            ``ValueError``, as upstream).
     """
     if key_name is None:
         q = model.qpos0.copy()
@@ -84,21 +90,22 @@ def custom_configuration_vector(
     for name, value in kwargs.items():
         joint_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if joint_id < 0:
-            names = [model.joint(j).name for j in range(model.njnt) if model.joint(j).name]
-            shown = ", ".join(repr(n) for n in names[:12]) + (", …" if len(names) > 12 else "")
-            raise InvalidConfigurationVector(
-                f"joint {name!r} does not exist in the model; joints are [{shown}]"
-            )
+            raise InvalidJoint(name, model)
         size = QPOS_WIDTH[int(model.jnt_type[joint_id])]
         try:
             array = np.atleast_1d(np.asarray(value, dtype=np.float64))
         except (TypeError, ValueError):
             raise InvalidConfigurationVector(
-                f"joint {name!r} takes {size} number(s), got {value!r}"
+                f"Joint {name} should have a qpos value of {(size,)} but got {value!r} "
+                "(not numeric)"
             ) from None
-        if array.shape != (size,) or not np.all(np.isfinite(array)):
+        if array.shape != (size,):
             raise InvalidConfigurationVector(
-                f"joint {name!r} takes {size} finite number(s), got {value!r}"
+                f"Joint {name} should have a qpos value of {(size,)} but got {array.shape}"
+            )
+        if not np.all(np.isfinite(array)):
+            raise InvalidConfigurationVector(
+                f"Joint {name} should have a finite qpos value, got {array.tolist()}"
             )
         adr = int(model.jnt_qposadr[joint_id])
         q[adr : adr + size] = array

@@ -4,12 +4,12 @@ Listing is free: built-in models are the ``*.xml`` files of the ``posekit.models
 package and Menagerie robots come from the metadata bundled with the
 ``mujoco-menagerie`` package (no download). Loading a Menagerie robot downloads it on
 first use, or resolves it from ``MENAGERIE_ROOT`` when that is set. Compiled models are
-cached and shared read-only by every session on the same robot.
+shared read-only by every session on the same robot and released when none uses them
+(:mod:`posekit.robots.model_cache`).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Literal
 import mujoco
 
 from posekit.robots.errors import RobotLoadError, RobotNotFound, RobotUnavailable
+from posekit.robots.model_cache import CacheLimits, ModelCache
 
 Source = Literal["builtin", "menagerie"]
 
@@ -58,11 +59,18 @@ class RobotRegistry:
         builtin_dir: Folder of built-in MJCF files; the ``posekit.models`` package by
             default.
         menagerie: Whether to list MuJoCo Menagerie robots.
+        cache: How many compiled models to keep once no session uses them.
     """
 
-    def __init__(self, builtin_dir: Path | None = None, menagerie: bool = True) -> None:
+    def __init__(
+        self,
+        builtin_dir: Path | None = None,
+        menagerie: bool = True,
+        cache: CacheLimits | None = None,
+    ) -> None:
         self._builtin_dir = builtin_dir or Path(str(resources.files("posekit.models")))
         self._menagerie = menagerie
+        self.cache = ModelCache(cache)
         self._entries: dict[str, RobotEntry] = {}
         self._builtin_files: dict[str, Path] = {}
         for path in sorted(self._builtin_dir.glob("*.xml")):
@@ -73,9 +81,6 @@ class RobotRegistry:
             self._builtin_files[path.stem] = path
         if menagerie:
             self._add_menagerie()
-        self._models: dict[tuple[str, str], mujoco.MjModel] = {}
-        self._locks: dict[tuple[str, str], threading.Lock] = {}
-        self._locks_guard = threading.Lock()
 
     def _add_menagerie(self) -> None:
         try:
@@ -97,9 +102,9 @@ class RobotRegistry:
                 default,
             )
 
-    def __reduce__(self) -> tuple[type[RobotRegistry], tuple[Path, bool]]:
+    def __reduce__(self) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits]]:
         """Pickled as its recipe (a solver process builds the same registry), not its cache."""
-        return (RobotRegistry, (self._builtin_dir, self._menagerie))
+        return (RobotRegistry, (self._builtin_dir, self._menagerie, self.cache.limits))
 
     # ---------------------------------------------------------------- listing
     def entries(self) -> list[RobotEntry]:
@@ -136,21 +141,16 @@ class RobotRegistry:
             RobotLoadError: MuJoCo could not compile the model.
         """
         key = (name, self.resolve_entry(name, entry))
-        cached = self._models.get(key)
-        if cached is not None:
-            return cached
-        with self._locks_guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:  # one compile per model, even under concurrent requests
-            cached = self._models.get(key)
-            if cached is None:
-                cached = self._compile(*key)
-                self._models[key] = cached
-        return cached
+        return self.cache.get(key, lambda: self._compile(*key))
 
     def is_loaded(self, name: str, entry: str | None = None) -> bool:
         """Whether the model is already compiled (then :meth:`model` does no I/O)."""
-        return (name, self.resolve_entry(name, entry)) in self._models
+        return self.cache.is_loaded((name, self.resolve_entry(name, entry)))
+
+    def expire(self) -> None:
+        """Release the compiled models no session uses that are past their time in the
+        cache (:meth:`ModelCache.expire`)."""
+        self.cache.expire()
 
     def _compile(self, name: str, entry: str) -> mujoco.MjModel:
         robot = self.get(name)
@@ -159,7 +159,9 @@ class RobotRegistry:
         else:
             path = self._menagerie_xml(name, entry)
         try:
-            return mujoco.MjModel.from_xml_path(str(path))
+            # Through a spec: MjModel.from_xml_path would keep the parsed model (meshes
+            # included) in MuJoCo's "last loaded XML" until the next load.
+            return mujoco.MjSpec.from_file(str(path)).compile()
         except Exception as exc:
             raise RobotLoadError(f"MuJoCo could not compile {name!r} ({entry}): {exc}") from exc
 

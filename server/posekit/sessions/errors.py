@@ -1,8 +1,8 @@
 """Errors of the session layer; all derive from the engine's :class:`PosekitError`.
 
-The API maps them to HTTP statuses: the ``NotFound`` family to 404, :class:`NameConflict`
-and :class:`TaskLimitReached` to 409, :class:`SessionLimitReached` to 429 and everything
-else to 422.
+The API maps them to HTTP statuses (``posekit.api.errors``): the ``NotFound`` family to
+404, :class:`SessionLimitReached` to 429 and everything else to 409 — the request follows
+the schema (else pydantic refused it with a 422) but does not fit the session.
 """
 
 from __future__ import annotations

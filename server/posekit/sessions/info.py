@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from posekit.sessions.solver_settings import SolverSettings
 
@@ -20,7 +21,7 @@ class SessionInfo:
         robot: Robot name in the registry; ``entry``: its model's entry point.
         nq, nv: Configuration and velocity sizes; ``joint_names`` in model order.
         created: Creation time [s since the epoch].
-        status: running | converged | failed | paused | unloaded.
+        status: running | converged | failed | paused | unloaded | unavailable.
         error: Why the last step failed, if it did.
         seq: The latest state's step counter; ``revision``: accepted changes.
         watchers: Open streams and viewers.
@@ -65,4 +66,26 @@ class SessionInfo:
             tasks=[spec.name or "" for spec in session.tasks()],
             limits=[spec.name or "" for spec in session.limits()],
             solver=session.solver,
+        )
+
+    @classmethod
+    def stored(cls, session_id: str, spec: dict[str, Any], status: str, error: str) -> SessionInfo:
+        """The info of a session known only by its stored spec (its model is not loaded:
+        ``nv`` is 0 and ``joint_names`` empty until it is)."""
+        return cls(
+            id=session_id,
+            robot=str(spec.get("robot", "")),
+            entry=str(spec.get("entry") or ""),
+            nq=len(spec.get("q", ())),
+            nv=0,
+            joint_names=[],
+            created=time.time(),
+            status=status,
+            error=error,
+            seq=0,
+            revision=0,
+            watchers=0,
+            tasks=[str(t.get("name", "")) for t in spec.get("tasks", ())],
+            limits=[str(t.get("name", "")) for t in spec.get("limits", ())],
+            solver=SolverSettings.model_validate(spec.get("solver", {})),
         )

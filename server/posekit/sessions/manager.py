@@ -25,20 +25,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-import mujoco
-
-from posekit.ik.exceptions import InvalidKeyframe
-from posekit.robots import DEFAULT_ROBOT, RobotRegistry, default_limits, default_preset
-from posekit.robots.naming import default_keyframe
+from posekit.robots import RobotRegistry
 from posekit.sessions.caps import StackCaps
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
 from posekit.sessions.info import SessionInfo
+from posekit.sessions.initial_spec import initial_spec
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import SolveLoop
 from posekit.sessions.persistence import Persistence, Snapshot
 from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CreateSession, SessionSpec
-from posekit.sessions.solver_settings import SolverSettings
+from posekit.sessions.session_spec import CREATE_SESSION, CreateSession, NewSession, RestoreSession
 from posekit.sessions.store import NullStore, SessionStore
 from posekit.settings import Settings
 
@@ -47,11 +43,15 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
 ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
 UNLOADED = "unloaded"
+UNAVAILABLE = "unavailable"
+RETRY_UNAVAILABLE_S = 30.0  # [s] between two attempts to restore an unavailable session
 
 
 @dataclass(frozen=True)
 class UnloadedSession:
-    """A session unloaded after being idle: what revives it and what lists it."""
+    """A session kept as its spec — unloaded after being idle, or stored but not
+    restorable right now (``unavailable``, e.g. its robot cannot be loaded): what
+    revives it and what lists it."""
 
     spec: dict[str, Any]
     summary: SessionInfo
@@ -65,6 +65,9 @@ class SessionManager:
         store: Persistence hook; :class:`NullStore` (nothing persisted) by default.
         max_sessions: Live sessions at most; creating or reviving more is refused
             (:class:`SessionLimitReached`).
+        max_stored_sessions: Sessions at most, live and unloaded together; creating
+            more is refused (:class:`SessionLimitReached`; nothing is ever dropped to
+            make room). None: no limit.
         max_tasks: Tasks per session at most (:class:`TaskLimitReached` beyond); None
             for no limit. ``max_limits`` and ``max_collision_pairs`` likewise for limits
             and the geom pairs of collision avoidance (409 beyond).
@@ -84,6 +87,7 @@ class SessionManager:
         store: SessionStore | None = None,
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_stored_sessions: int | None = None,
         max_tasks: int | None = None,
         max_limits: int | None = None,
         max_collision_pairs: int | None = None,
@@ -94,6 +98,7 @@ class SessionManager:
         self.registry = registry if registry is not None else RobotRegistry()
         self.store: SessionStore = store if store is not None else NullStore()
         self.max_sessions = max_sessions
+        self.max_stored_sessions = max_stored_sessions
         self.max_tasks = max_tasks
         self.caps = StackCaps(max_tasks, max_limits, max_collision_pairs)
         self.idle_unload_s = idle_unload_s
@@ -108,6 +113,7 @@ class SessionManager:
         self._stop_flushing = threading.Event()
         self._flusher: threading.Thread | None = None
         self._started = False
+        self._next_retry = 0.0
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -117,11 +123,8 @@ class SessionManager:
         self._started = True
         self.solve_loop.start()
         for stored in self._persistence.load():
-            try:
-                self.create({"spec": stored.spec}, session_id=stored.session_id)
-            except Exception as exc:  # a stale spec must not stop the server
-                logger.warning("could not restore session %s: %s", stored.session_id, exc)
-        if (self._persistence.enabled or self.idle_unload_s > 0) and self._flusher is None:
+            self._restore(stored.session_id, stored.spec)
+        if self._flusher is None:
             self._stop_flushing.clear()
             self._flusher = threading.Thread(
                 target=self._housekeeping_loop, name="posekit-housekeeping", daemon=True
@@ -134,6 +137,7 @@ class SessionManager:
         Sessions stay in the store: a restart restores them.
         """
         self._started = False
+        self._next_retry = 0.0
         if self._flusher is not None:
             self._stop_flushing.set()
             self._flusher.join(5.0)
@@ -174,12 +178,14 @@ class SessionManager:
     ) -> Session:
         """Build and register a session; ``reviving`` replaces its unloaded entry."""
         if request is None:
-            request = CreateSession()
-        elif not isinstance(request, CreateSession):
-            request = CreateSession.model_validate(request)
-        spec, model, entry = self._initial_spec(request)
+            request = NewSession()
+        elif not isinstance(request, NewSession | RestoreSession):  # a JSON-like mapping
+            request = CREATE_SESSION.validate_python(request)
+        spec, model, entry = initial_spec(self.registry, request)
         with self._lock:
             self._check_capacity()
+            if session_id is None:
+                self._check_stored_capacity()
         session_id = session_id or self._new_id()
         session = Session(
             session_id,
@@ -207,44 +213,13 @@ class SessionManager:
                 f"{self.max_sessions}); delete one first"
             )
 
-    def _initial_spec(self, request: CreateSession) -> tuple[SessionSpec, mujoco.MjModel, str]:
-        if request.spec is not None:
-            clash = {"robot", "entry", "keyframe", "preset"} & request.model_fields_set
-            if clash:
-                raise InvalidRequest(
-                    f"give either a spec or {', '.join(sorted(clash))}, not both "
-                    "(the spec names its robot, q and tasks)"
-                )
-            spec = request.spec
-            if request.solver is not None:
-                spec = spec.model_copy(update={"solver": request.solver.apply_to(spec.solver)})
-            entry = self.registry.resolve_entry(spec.robot, spec.entry)
-            return spec, self.registry.model(spec.robot, entry), entry
-        robot = request.robot or DEFAULT_ROBOT
-        entry = self.registry.resolve_entry(robot, request.entry)
-        model = self.registry.model(robot, entry)
-        keyframe = request.keyframe or default_keyframe(model)
-        if keyframe is None:
-            q = model.qpos0.tolist()
-        else:
-            key_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
-            if key_id < 0:
-                raise InvalidKeyframe(keyframe, model)
-            q = model.key_qpos[key_id].tolist()
-        solver = SolverSettings()
-        if request.solver is not None:
-            solver = request.solver.apply_to(solver)
-        spec = SessionSpec.model_validate(
-            {
-                "robot": robot,
-                "entry": entry,
-                "q": q,
-                "tasks": default_preset(model) if request.preset else [],
-                "limits": default_limits(model),
-                "solver": solver.model_dump(),
-            }
-        )
-        return spec, model, entry
+    def _check_stored_capacity(self) -> None:
+        stored = len(self._sessions) + len(self._unloaded)
+        if self.max_stored_sessions is not None and stored >= self.max_stored_sessions:
+            raise SessionLimitReached(
+                f"this server keeps {stored} sessions, {len(self._unloaded)} of them "
+                f"unloaded (the maximum is {self.max_stored_sessions}); delete one first"
+            )
 
     def _new_id(self) -> str:
         while True:
@@ -358,6 +333,27 @@ class SessionManager:
             logger.info("revived session %s", session_id)
             return session
 
+    def _restore(self, session_id: str, spec: dict[str, Any]) -> None:
+        """Restore a stored session; one that cannot be restored now (its robot is
+        unavailable, its spec no longer fits the model) is kept, listed as
+        ``unavailable`` with the reason, and tried again later and on every request."""
+        try:
+            self.create({"spec": spec}, session_id=session_id)
+        except Exception as exc:  # a stale spec must not stop the server
+            logger.warning("session %s stays stored, unavailable: %s", session_id, exc)
+            summary = SessionInfo.stored(session_id, spec, UNAVAILABLE, str(exc))
+            with self._lock:
+                self._unloaded[session_id] = UnloadedSession(spec, summary)
+
+    def retry_unavailable(self) -> None:
+        """Try again to restore the sessions listed as unavailable."""
+        for unloaded in self.unloaded():
+            if unloaded.summary.status == UNAVAILABLE:
+                try:
+                    self._revive(unloaded.summary.id)
+                except Exception as exc:
+                    logger.info("session %s still unavailable: %s", unloaded.summary.id, exc)
+
     def _notify_closed(self, session_id: str) -> None:
         for listener in self._close_listeners:
             try:
@@ -380,9 +376,16 @@ class SessionManager:
         )
 
     def _housekeeping_loop(self) -> None:
+        """Every ``flush_interval``: store changed sessions, unload idle ones, retry the
+        unavailable ones (every ``RETRY_UNAVAILABLE_S``), release the robot models no
+        session uses any more."""
         while not self._stop_flushing.wait(self._flush_interval):
             self.flush()
             try:
                 self.unload_idle()
             except Exception:
                 logger.exception("could not unload idle sessions")
+            if time.monotonic() >= self._next_retry:
+                self._next_retry = time.monotonic() + RETRY_UNAVAILABLE_S
+                self.retry_unavailable()
+            self.registry.expire()

@@ -313,9 +313,10 @@ class Session:
         self._feed.end(reason)
 
     # ================================================================= solve
-    def step(self, batch: SignalBatch | None = None) -> SessionState:
+    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
         """Solve one step now and publish its state (the in-process solve loop calls it;
-        without a loop, call it yourself)."""
+        without a loop, call it yourself). ``throttled``: the loop steps this session
+        less often than its rate (reported in the state)."""
         own_batch = batch is None
         batch = batch or SignalBatch()
         with self._lock:
@@ -327,7 +328,9 @@ class Session:
             else:
                 plan = self._stack.plan()
                 outcome = solve_step(plan, self._configuration, settings)
-                state = self._make_state(outcome.status, outcome.error, outcome.solve_us, plan)
+                state = self._make_state(
+                    outcome.status, outcome.error, outcome.solve_us, plan, throttled
+                )
             self._latest.publish(state)
         self._publish(state, batch)
         if own_batch:
@@ -398,7 +401,12 @@ class Session:
         self._latest.q_set_at(self._revision + 1)
 
     def _make_state(
-        self, status: Status, error: str | None, solve_us: float, plan: Plan | None = None
+        self,
+        status: Status,
+        error: str | None,
+        solve_us: float,
+        plan: Plan | None = None,
+        throttled: bool = False,
     ) -> SessionState:
         errors = task_errors(plan or self._stack.plan(), self._configuration)
         self._seq += 1
@@ -413,6 +421,7 @@ class Session:
             solve_us=round(solve_us, 1),
             ref=self._ref,
             revision=self._revision,
+            throttled=throttled and status == "running",
         )
 
     def _changed(self, change: changes.Change) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, TypeAdapter
 
 from posekit.sessions.kinds import LimitSpec, TaskSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
@@ -54,16 +54,16 @@ class SessionSpec(BaseModel):
     solver: SolverSettings = Field(default_factory=SolverSettings)
 
 
-class CreateSession(BaseModel):
-    """``POST /api/sessions``: a robot (with keyframe and preset), or a full spec."""
+class NewSession(BaseModel):
+    """``POST /api/sessions`` on a robot: at a keyframe, with the robot's default tasks."""
 
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
             "examples": [
                 {"robot": "arm7"},
-                {"robot": "universal_robots_ur5e", "keyframe": "home", "preset": True},
-                {"robot": "unitree_g1", "preset": False, "solver": {"rate_hz": 30}},
+                {"robot": "humanoid", "keyframe": "stand", "preset": True},
+                {"robot": "arm7", "preset": False, "solver": {"rate_hz": 30}},
             ]
         },
     )
@@ -75,8 +75,43 @@ class CreateSession(BaseModel):
     keyframe: MujocoName | None = Field(
         None, description="Start keyframe; the robot's default keyframe when omitted."
     )
-    preset: bool = Field(True, description="Add the robot's default tasks.")
+    preset: StrictBool = Field(True, description="Add the robot's default tasks.")
     solver: SolverPatch | None = Field(None, description="Solver settings to change.")
-    spec: SessionSpec | None = Field(
-        None, description="Restore this spec; then robot/entry/keyframe/preset must be absent."
+
+
+class RestoreSession(BaseModel):
+    """``POST /api/sessions`` from a spec exported by ``GET /api/sessions/{id}/spec``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "spec": {
+                        "robot": "arm7",
+                        "q": [0.0, 0.444, 0.0, -1.256, 0.0, 1.44, 0.0],
+                        "tasks": [{"type": "frame", "params": {"frame": "ee"}}],
+                    }
+                }
+            ]
+        },
     )
+
+    spec: SessionSpec = Field(description="The session to restore, exactly.")
+    solver: SolverPatch | None = Field(None, description="Solver settings to change.")
+
+
+def _creation_kind(body: Any) -> str:
+    """Which kind of creation a body asks for: a spec is restored, anything else is new."""
+    given = body if isinstance(body, dict) else vars(body) if isinstance(body, BaseModel) else {}
+    return "RestoreSession" if "spec" in given else "NewSession"
+
+
+CreateSession = Annotated[
+    Annotated[NewSession, Tag("NewSession")] | Annotated[RestoreSession, Tag("RestoreSession")],
+    Discriminator(_creation_kind),
+]
+"""``POST /api/sessions``: a robot (with keyframe and preset), or a full spec — not both
+(with a ``spec``, ``robot``, ``entry``, ``keyframe`` and ``preset`` are refused)."""
+
+CREATE_SESSION: TypeAdapter[CreateSession] = TypeAdapter(CreateSession)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import qpsolvers
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, field_validator
 
 from posekit.sessions.types import NonNegativeFloat
 
@@ -82,7 +82,7 @@ class SolverSettings(BaseModel):
     tolerance: Tolerance = Field(
         1e-6, description="Park when max |Δq_i| of a step is below it [rad|m]."
     )
-    paused: bool = Field(False, description="Stop solving (manual posing).")
+    paused: StrictBool = Field(False, description="Stop solving (manual posing).")
 
     _check = field_validator("solver")(_check_solver)
 
@@ -110,7 +110,7 @@ class SolverPatch(BaseModel):
     rate_hz: RateHz | None = None
     stream_hz: StreamHz | None = None
     tolerance: Tolerance | None = None
-    paused: bool | None = None
+    paused: StrictBool | None = None
 
     _check = field_validator("solver")(_check_solver)
 

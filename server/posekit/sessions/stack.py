@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import mujoco
+from pydantic import BaseModel, ValidationError
 
 from posekit.ik.configuration import Configuration
 from posekit.ik.limits import Limit
@@ -59,6 +60,19 @@ class LimitEntry:
     spec: LimitSpecBase
     limit: Limit
     pairs: int = 0
+
+
+def fits(model: type[BaseModel], patch: BaseModel, what: str) -> None:
+    """Raise :class:`InvalidRequest` unless ``patch`` is a valid ``model`` (the PATCH body
+    of the task's or limit's own kind), naming the fields it does not take."""
+    given = patch.model_dump(exclude_unset=True, exclude_none=True)  # extras included
+    try:
+        model.model_validate(given)
+    except ValidationError as error:
+        wrong = sorted({".".join(str(p) for p in e["loc"][:2]) for e in error.errors()})
+        raise InvalidRequest(
+            f"{what} takes no {', '.join(wrong)}; it takes {', '.join(model.model_fields)}"
+        ) from None
 
 
 def free_name(base: str, taken: Mapping[str, object]) -> str:
@@ -178,17 +192,8 @@ class TaskStack:
         entry = self.task(name)
         spec = entry.spec
         kind = task_kind(spec)
+        fits(kind.patch_model, patch, f"task {name!r} (type {spec.type!r})")
         updates = patch.param_updates()
-        params_fields = set(type(spec.params).model_fields)
-        wrong = sorted(set(updates) - params_fields)
-        if wrong:
-            patchable = sorted(
-                params_fields & set(TaskPatch.model_fields) | {"target", "enabled", "role"}
-            )
-            raise InvalidRequest(
-                f"task {name!r} (type {spec.type!r}) has no {', '.join(wrong)}; "
-                f"it accepts {', '.join(patchable)}"
-            )
         fields = spec.model_dump(exclude={"target"})
         fields["params"].update(updates)
         if patch.enabled is not None:
@@ -243,14 +248,8 @@ class TaskStack:
     def patch_limit(self, name: str, patch: LimitPatch) -> LimitSpecBase:
         """Enable/disable a limit or replace some of its params."""
         entry = self.limit(name)
+        fits(limit_kind(entry.spec).patch_model, patch, f"limit {name!r} (type {entry.spec.type!r})")
         updates = patch.param_updates()
-        params_fields = type(entry.spec.params).model_fields
-        wrong = sorted(set(updates) - set(params_fields))
-        if wrong:
-            raise InvalidRequest(
-                f"limit {name!r} (type {entry.spec.type!r}) has no {', '.join(wrong)}; "
-                f"it accepts enabled, {', '.join(params_fields)}"
-            )
         fields = entry.spec.model_dump()
         fields["params"].update(updates)
         if patch.enabled is not None:

@@ -31,6 +31,8 @@ class SessionState:
         ref: The ``ref`` of the latest target applied before this step, if any.
         revision: The session's change counter when the step ran; a state whose
             revision is newer than the previous one answers a change.
+        throttled: Whether the solve loop steps this session less often than its
+            ``rate_hz``, because its steps are heavy and the loop is full (fair share).
     """
 
     seq: int
@@ -43,6 +45,7 @@ class SessionState:
     solve_us: float
     ref: Any = None
     revision: int = 0
+    throttled: bool = False
     _json: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field, model_validator
+from pydantic.config import JsonDict
 
 # Bounds that keep every QP finite: weights enter squared (cost² ≤ 1e12), and
 # coordinates beyond ±10 km (or ±1e4 rad) are no robot's. Numbers are strict: JSON
@@ -52,3 +53,22 @@ Name = Annotated[
 MujocoName = Annotated[str, Field(min_length=1, max_length=256)]
 FrameType = Literal["body", "geom", "site"]
 Role = Literal["objective", "constraint"]
+
+
+class LeaveOut(BaseModel):
+    """A model whose optional fields are left out when not given, never sent as null:
+    the schema does not list null for them, and a null is refused with that reason."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(str(key) for key, value in data.items() if value is None)
+            if nulls:
+                raise ValueError(f"{', '.join(nulls)}: null is not a value here; leave it out")
+        return data
+
+
+def exactly_one_of(*fields: str) -> JsonDict:
+    """JSON-schema keywords: exactly one of ``fields`` is given."""
+    return {"oneOf": [{"required": [field]} for field in fields]}

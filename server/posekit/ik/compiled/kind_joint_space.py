@@ -1,16 +1,17 @@
 r"""Compiled joint-space tasks: posture, damping and DoF freezing.
 
 Posture (:math:`e = (q \ominus q^*) \odot m`, ``mj_differentiatePos``, :math:`m` zero on
-free-joint DoFs) and damping (:math:`e = 0`) have :math:`W = \mathrm{diag}(w)`: as
-objectives they add :math:`w^2` to the diagonal of :math:`H` and :math:`-w \odot e_w`
-to :math:`c` (:func:`diagonal`, :func:`add_diagonal`), with
-:math:`e_w = -\alpha\, w \odot e`. As constraints they are the rows
+free-joint DoFs) and damping (:math:`e = 0`) have :math:`W = \mathrm{diag}(w)` with the
+weights :math:`w = c \odot m` (``PostureTask.weights``): as objectives they add
+:math:`w^2` to the diagonal of :math:`H` and :math:`-w \odot e_w` to :math:`c`
+(:func:`diagonal`, :func:`add_diagonal`), with :math:`e_w = -\alpha\, w \odot (q \ominus q^*)`
+(:math:`w` already masks the free joint). As constraints they are the rows
 :math:`\mathrm{diag}(m)\,\Delta q = -\alpha e`. DoF freezing writes the selection rows
 :math:`I_{S,:}` with a zero right-hand side (cost and gain do not weight it, as in the
 Python path).
 
-Posture/damping record: target (``nq``), cost, mask (``nv``) addresses and the index of
-its block of weighted errors; DoF freezing: the address of its ``int32`` DoFs.
+Posture/damping record: target (``nq``), weights, mask (``nv``) addresses and the index
+of its block of weighted errors; DoF freezing: the address of its ``int32`` DoFs.
 Scalars ``(gain, lm_damping)``.
 """
 
@@ -28,7 +29,7 @@ from posekit.ik.tasks import DampingTask, DofFreezingTask, PostureTask
 from posekit.ik.utils import get_freejoint_dims
 
 P_TARGET = h.R_FIRST
-P_COST = h.R_FIRST + 1
+P_WEIGHTS = h.R_FIRST + 1
 P_MASK = h.R_FIRST + 2
 P_SLOT = h.R_FIRST + 3
 D_DOFS = h.R_FIRST
@@ -48,7 +49,7 @@ def pack_posture(task: PostureTask, context: PackContext) -> Packed:
     packed = Packed(kind, [], [], model.nv, columns, [columns, mask])
     packed.ints = [
         0 if target is None else vector_address(packed, target, model.nq, "target_q"),
-        vector_address(packed, task.cost, model.nv, f"{type(task).__name__}.cost"),
+        vector_address(packed, task.weights, model.nv, f"{type(task).__name__}.weights"),
         int(mask.ctypes.data),
         -1,  # the plan numbers the diagonal blocks
     ]
@@ -68,11 +69,8 @@ def pack_dof_freezing(task: DofFreezingTask, context: PackContext) -> Packed:
 
 
 @njit(cache=True, nogil=True)
-def _error(ints: np.ndarray, record: int, out: np.ndarray) -> None:
-    r""":math:`(q \ominus q^*) \odot m` into ``out`` (posture), zeros (damping)."""
-    if ints[record + h.R_KIND] == h.K_DAMPING:
-        out[:] = 0.0
-        return
+def _difference(ints: np.ndarray, record: int, out: np.ndarray) -> None:
+    r""":math:`q \ominus q^*` into ``out`` (``mj_differentiatePos``)."""
     call_v_ppdpp(
         ints[h.H_FN + FN_DIFFERENTIATE_POS],
         ints[h.H_MODEL],
@@ -81,6 +79,15 @@ def _error(ints: np.ndarray, record: int, out: np.ndarray) -> None:
         ints[record + P_TARGET],
         ints[h.H_QPOS],
     )
+
+
+@njit(cache=True, nogil=True)
+def _error(ints: np.ndarray, record: int, out: np.ndarray) -> None:
+    r""":math:`(q \ominus q^*) \odot m` into ``out`` (posture), zeros (damping)."""
+    if ints[record + h.R_KIND] == h.K_DAMPING:
+        out[:] = 0.0
+        return
+    _difference(ints, record, out)
     mask = floats(ints[record + P_MASK], out.shape[0])
     for i in range(out.shape[0]):
         out[i] *= mask[i]
@@ -92,14 +99,15 @@ def diagonal(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray, record: in
     nv = ints[h.H_NV]
     start = ints[h.W_DIAG] + nv * ints[record + P_SLOT]
     weighted_error = work[start : start + nv]
-    _error(ints, record, weighted_error)
     if ints[record + h.R_KIND] == h.K_DAMPING:
+        weighted_error[:] = 0.0
         return 0.0
+    _difference(ints, record, weighted_error)
     base = ints[record + h.R_FLOATS]
-    cost = floats(ints[record + P_COST], nv)
+    weights = floats(ints[record + P_WEIGHTS], nv)
     gain = scalars[base]
     for i in range(nv):
-        weighted_error[i] *= cost[i]
+        weighted_error[i] *= weights[i]
         weighted_error[i] *= -gain
     lm_damping = scalars[base + 1]
     if lm_damping == 0.0:
@@ -117,7 +125,7 @@ def add_diagonal(
     r""":math:`H_{ii} \mathrel{+}= w_i^2`, :math:`c_i \mathrel{-}= w_i e_{w,i}`."""
     nv = ints[h.H_NV]
     start = ints[h.W_DIAG] + nv * ints[record + P_SLOT]
-    weights = floats(ints[record + P_COST], nv)
+    weights = floats(ints[record + P_WEIGHTS], nv)
     for i in range(nv):
         hessian[i, i] += weights[i] * weights[i]
         gradient[i] -= weights[i] * work[start + i]

@@ -1,10 +1,11 @@
 r"""Compiled collision avoidance: one row per geom pair in range.
 
 As :class:`~posekit.ik.limits.CollisionAvoidanceLimit` (its module docstring has the
-derivation): the same broadphase (:func:`~posekit.ik.limits.broadphase.candidate_pairs`)
-picks the pairs worth an exact ``mj_geomDistance``; a pair closer than the detection
-distance gets the row :math:`s\,\hat u^T (J_{p_2} - J_{p_1})` (``mj_jac`` at the nearest
-points) and the bound :math:`\gamma (d - d_{\min}) + r` (or :math:`r` inside
+derivation): with at least ``broadphase_min_pairs`` pairs, the same broadphase
+(:func:`~posekit.ik.limits.broadphase.candidate_pairs`) picks the pairs worth an exact
+``mj_geomDistance``; a pair closer than the detection distance gets the row
+:math:`s\,\hat u^T (J_{p_2} - J_{p_1})` (``mju_normalize3`` for :math:`\hat u`, ``mj_jac``
+at the nearest points; touching geoms: the line between their centres) and the bound :math:`\gamma (d - d_{\min}) + r` (or :math:`r` inside
 :math:`d_{\min}`), in meters. Pairs out of range are left out (``0 ≤ +∞`` rows).
 
 Record: pair count, broadphase flag, addresses of the geoms (``int64``), their bodies
@@ -20,9 +21,17 @@ import numpy as np
 from numba import njit
 
 from posekit.ik.compiled import header as h
-from posekit.ik.compiled.native import call_d_ppiidp, call_v_pppppi, floats, int32s, int64s, matrix
+from posekit.ik.compiled.native import (
+    call_d_p,
+    call_d_ppiidp,
+    call_v_pppppi,
+    floats,
+    int32s,
+    int64s,
+    matrix,
+)
 from posekit.ik.compiled.packing import PackContext, Packed, all_columns, scalar
-from posekit.ik.compiled.symbols import FN_GEOM_DISTANCE, FN_JAC
+from posekit.ik.compiled.symbols import FN_GEOM_DISTANCE, FN_JAC, FN_NORMALIZE3
 from posekit.ik.compiled.views import work_matrix
 from posekit.ik.limits import CollisionAvoidanceLimit
 from posekit.ik.limits.broadphase import candidate_pairs, pair_reach_squared
@@ -50,7 +59,7 @@ def pack(limit: CollisionAvoidanceLimit, context: PackContext) -> Packed:
     packed = Packed(h.L_COLLISION, [], [], count, all_columns(model.nv), arrays)
     packed.ints = [
         count,
-        int(bool(limit.broadphase)),
+        int(bool(limit.broadphase) and count >= limit.broadphase_min_pairs),
         int(geoms.ctypes.data),
         int(bodies.ctypes.data),
         int(reach.ctypes.data),
@@ -90,19 +99,27 @@ def _candidates(ints: np.ndarray, scalars: np.ndarray, record: int) -> tuple[np.
 
 
 @njit(cache=True, nogil=True)
-def _direction(ints: np.ndarray, distance: float, fromto: np.ndarray, g1: int, g2: int) -> tuple:
-    r"""Unit :math:`s\,\hat u`, or ``(0, 0, 0)`` when it has no direction."""
+def _direction(
+    ints: np.ndarray, distance: float, fromto: np.ndarray, g1: int, g2: int, unit: np.ndarray
+) -> tuple[float, float]:
+    r"""The unit direction of the row in ``unit`` and its sign; sign 0: no direction.
+
+    Nearest points apart: :math:`\hat u` from ``mju_normalize3`` and :math:`s`. Touching:
+    the line between the geom centres, sign 1 (as the Python path).
+    """
     dx, dy, dz = fromto[3] - fromto[0], fromto[4] - fromto[1], fromto[5] - fromto[2]
-    length = math.sqrt(dx * dx + dy * dy + dz * dz)
-    if length > _DEGENERATE_SEGMENT:
-        scale = (-1.0 if distance >= 0.0 else 1.0) / length
-        return dx * scale, dy * scale, dz * scale
+    if math.sqrt(dx * dx + dy * dy + dz * dz) > _DEGENERATE_SEGMENT:
+        unit[0], unit[1], unit[2] = dx, dy, dz
+        call_d_p(ints[h.H_FN + FN_NORMALIZE3], unit.ctypes.data)
+        return -1.0 if distance >= 0.0 else 1.0, 1.0
     centers = matrix(ints[h.H_GEOM_XPOS], ints[h.H_NGEOM], 3)
-    dx, dy, dz = centers[g1, 0] - centers[g2, 0], centers[g1, 1] - centers[g2, 1], centers[g1, 2] - centers[g2, 2]  # fmt: skip
+    dx, dy, dz = (centers[g1, 0] - centers[g2, 0], centers[g1, 1] - centers[g2, 1],
+                  centers[g1, 2] - centers[g2, 2])  # fmt: skip
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
     if length <= _DEGENERATE_SEGMENT:
-        return 0.0, 0.0, 0.0
-    return dx / length, dy / length, dz / length
+        return 0.0, 0.0
+    unit[0], unit[1], unit[2] = dx / length, dy / length, dz / length
+    return 1.0, 1.0
 
 
 @njit(cache=True, nogil=True)
@@ -133,6 +150,7 @@ def rows(
     jac1 = work_matrix(ints, start, 3, nv)
     jac2 = work_matrix(ints, start + 3 * nv, 3, nv)
     fromto = work[start + 13 * nv : start + 13 * nv + 6]
+    unit = work[start + 13 * nv + 6 : start + 13 * nv + 9]
     candidates, found = _candidates(ints, scalars, record)
     written = 0
     for k in range(found):
@@ -144,18 +162,19 @@ def rows(
         )  # fmt: skip
         if distance >= detection:
             continue
-        dx, dy, dz = _direction(ints, distance, fromto, g1, g2)
-        if dx == 0.0 and dy == 0.0 and dz == 0.0:
+        sign, found_direction = _direction(ints, distance, fromto, g1, g2, unit)
+        if found_direction == 0.0:
             continue
         _point_jacobian(ints, jac1, fromto.ctypes.data, bodies[index])
         _point_jacobian(ints, jac2, fromto.ctypes.data + 8 * 3, bodies[count + index])
         row = out[first + written]
         for c in range(nv):
-            row[c] = (
-                dx * (jac2[0, c] - jac1[0, c])
-                + dy * (jac2[1, c] - jac1[1, c])
-                + dz * (jac2[2, c] - jac1[2, c])
+            along = (
+                unit[0] * (jac2[0, c] - jac1[0, c])
+                + unit[1] * (jac2[1, c] - jac1[1, c])
+                + unit[2] * (jac2[2, c] - jac1[2, c])
             )
+            row[c] = along * sign
         margin = distance - d_min
         rhs[first + written] = gain * margin + relaxation if margin > 0.0 else relaxation
         written += 1

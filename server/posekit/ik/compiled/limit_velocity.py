@@ -1,7 +1,7 @@
 r"""Compiled velocity limits: joint speeds as simple bounds, a free joint's linear speed as rows.
 
 As :class:`~posekit.ik.limits.VelocityLimit`: :math:`|\Delta q_i| \le v_{\max,i}\,\Delta t`
-on the listed DoFs (±∞ elsewhere). As :class:`~posekit.ik.limits.FreeJointVelocityLimit`:
+on the listed DoFs (±∞ elsewhere; no bounds at all without any). As :class:`~posekit.ik.limits.FreeJointVelocityLimit`:
 the angular DoFs bounded by :math:`\omega_{\max}\,\Delta t` (when given) and the six rows
 :math:`[R^T; -R^T]\,\Delta p \le [v_{\max}; v_{\max}]\,\Delta t` in the base frame
 :math:`R` (when given).
@@ -76,9 +76,11 @@ def velocity_bounds(
     upper: np.ndarray,
     merge: bool,
 ) -> bool:
-    r"""Set (or intersect) ``lower``/``upper`` with :math:`\mp v_{\max} \Delta t`."""
+    r"""Set (or intersect) ``lower``/``upper`` with :math:`\mp v_{\max} \Delta t`; False without DoFs."""
     dt = scalars[h.F_DT]
     count = ints[record + V_COUNT]
+    if count == 0:
+        return False
     dofs = int32s(ints[record + V_DOFS], count)
     speeds = floats(ints[record + V_SPEEDS], count)
     if not merge:

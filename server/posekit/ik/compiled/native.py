@@ -50,6 +50,13 @@ def _c_call(signature: str) -> Callable[..., Any]:
     return intrinsic(_TYPERS[len(arguments)](numba_signature, codegen))
 
 
+def _typer_1(signature: Any, codegen: Any) -> Callable[..., Any]:
+    def typer(typingctx: Any, address: Any, a: Any) -> Any:
+        return signature, codegen
+
+    return typer
+
+
 def _typer_2(signature: Any, codegen: Any) -> Callable[..., Any]:
     def typer(typingctx: Any, address: Any, a: Any, b: Any) -> Any:
         return signature, codegen
@@ -87,6 +94,7 @@ def _typer_6(signature: Any, codegen: Any) -> Callable[..., Any]:
 
 # Numba's intrinsics take a fixed parameter list (no *args), hence one typer per arity.
 _TYPERS: dict[int, Callable[[Any, Any], Callable[..., Any]]] = {
+    1: _typer_1,
     2: _typer_2,
     3: _typer_3,
     4: _typer_4,
@@ -95,6 +103,8 @@ _TYPERS: dict[int, Callable[[Any, Any], Callable[..., Any]]] = {
 }
 
 
+call_d_p = _c_call("d:p")
+"""``double f(void*)``: ``mju_normalize3(vec)``."""
 call_v_pp = _c_call("v:pp")
 """``void f(void*, void*)``: ``mj_kinematics(m, d)``, ``mj_comPos``, ``mj_crb``, ``mju_mat2Quat(q, R)`` …"""
 call_v_ppp = _c_call("v:ppp")

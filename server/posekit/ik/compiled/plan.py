@@ -24,10 +24,10 @@ from posekit.ik.compiled.daqp_call import daqp_buffer
 from posekit.ik.compiled.kinds import pack_limit, pack_task
 from posekit.ik.compiled.layout import Layout
 from posekit.ik.compiled.packing import NotCompiled, PackContext, Packed
-from posekit.ik.compiled.step_kernel import exit_flag, run_step
+from posekit.ik.compiled.step_kernel import run_step
 from posekit.ik.compiled.symbols import availability, native_libraries
 from posekit.ik.limits.limit import Bounds
-from posekit.ik.qp import QuadraticProgram, check_step_settings, daqp_failure
+from posekit.ik.qp import QuadraticProgram, check_step_settings
 
 
 @dataclass
@@ -90,18 +90,18 @@ class Plan:
 
     # --------------------------------------------------------------------- step
     def solve(self) -> np.ndarray | None:
-        """:math:`v = \\Delta q / \\Delta t` of one step, or ``None`` when :attr:`reason` is set.
+        """:math:`v = \\Delta q / \\Delta t` of one step, or ``None``: take the Python path.
 
-        Raises:
-            NoSolutionFound: daqp found no solution or returned a non-finite one.
+        ``None`` when :attr:`reason` is set, and when daqp found no solution (or a
+        non-finite one): the Python path then solves the step again, with its
+        square-root re-solve (:mod:`posekit.ik.qp_sqrt`), and raises what it raises.
         """
         if self._stale:
             self._refresh()
         if self._reason is not None:
             return None
-        status = run_step(self._ints, self._velocity)
-        if status < 1:
-            raise daqp_failure(exit_flag(status)[0])
+        if run_step(self._ints, self._velocity) < 1:
+            return None
         return self._velocity.copy()
 
     def header(self) -> np.ndarray:

@@ -6,8 +6,8 @@ r"""One IK step as one compiled call: objective, feasible set, daqp, velocity.
 
 reading the kinematics already in ``mjData`` (``Configuration.update`` and
 ``integrate_inplace`` keep them current). The status (also in ``ints[H_STATUS]``) is
-daqp's exit flag when :math:`\Delta q^\star` is finite, else ``NOT_FINITE - exit flag``
-(:func:`exit_flag` reads either).
+daqp's exit flag when :math:`\Delta q^\star` is finite, else ``NOT_FINITE - exit flag``:
+below 1, no solution.
 """
 
 from __future__ import annotations
@@ -24,13 +24,6 @@ from posekit.ik.compiled.qp_kernel import solve_qp
 
 NOT_FINITE = -1000
 """Offset of the status of a step whose solution has a non-finite entry."""
-
-
-def exit_flag(status: int) -> tuple[int, bool]:
-    """daqp's exit flag in a step status, and whether the solution was finite."""
-    if status < NOT_FINITE // 2:
-        return NOT_FINITE - status, False
-    return status, True
 
 
 @njit(cache=True, nogil=True)

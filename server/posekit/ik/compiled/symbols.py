@@ -41,6 +41,7 @@ MUJOCO_FUNCTIONS: tuple[str, ...] = (
     "mj_makeConstraint",
     "mju_mat2Quat",
     "mju_quat2Mat",
+    "mju_normalize3",
 )
 # Slots of the function table (the order of MUJOCO_FUNCTIONS, then daqp's).
 FN_KINEMATICS = 0
@@ -59,8 +60,9 @@ FN_TENDON = 12
 FN_MAKE_CONSTRAINT = 13
 FN_MAT2QUAT = 14
 FN_QUAT2MAT = 15
-FN_DAQP_QUADPROG = 16
-FUNCTION_COUNT = 17
+FN_NORMALIZE3 = 16
+FN_DAQP_QUADPROG = 17
+FUNCTION_COUNT = 18
 
 DAQP_VERSIONS = ((0, 7), (0, 12))
 """daqp versions ``[low, high)`` whose ``DAQPProblem`` and ``DAQPResult`` layouts are known."""

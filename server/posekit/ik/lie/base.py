@@ -158,7 +158,7 @@ class MatrixLieGroup(abc.ABC):
     def interpolate(self: GroupT, other: GroupT, alpha: float = 0.5) -> GroupT:
         r"""Geodesic interpolation :math:`X \exp(\alpha \log(X^{-1} Y))`, :math:`\alpha \in [0, 1]`."""
         if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
+            raise ValueError(f"Expected alpha within [0.0, 1.0] but received {alpha!r}")
         return self @ self.exp(alpha * (other.inverse().multiply(self)).inverse().log())
 
     def copy(self: GroupT) -> GroupT:
@@ -170,7 +170,9 @@ class MatrixLieGroup(abc.ABC):
             return NotImplemented
         return bool(np.array_equal(self.parameters(), other.parameters()))
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        """Hash of the parameter bytes (as upstream): equal elements hash equally."""
+        return hash(self.parameters().tobytes())
 
     def __repr__(self) -> str:
         values = np.array2string(self.parameters(), precision=5, separator=", ")

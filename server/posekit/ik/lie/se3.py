@@ -7,7 +7,7 @@ import math
 import mujoco
 import numpy as np
 
-from posekit.ik.exceptions import InvalidMocapBody
+from posekit.ik.exceptions import InvalidMocapBody, InvalidShape
 from posekit.ik.lie.base import MatrixLieGroup
 from posekit.ik.lie.pose_kernels import compose_into
 from posekit.ik.lie.so3 import SO3, _parameter_vector
@@ -31,7 +31,10 @@ class SE3(MatrixLieGroup):
     r"""A rigid transform :math:`T = (R, t)` acting as :math:`p \mapsto R p + t`.
 
     Tangent vectors are twists :math:`\xi = (\rho, \theta)`: linear part [m] first,
-    angular part [rad] second.
+    angular part [rad] second. ``wxyz_xyz`` is the array given to the constructor when it
+    is a float64 vector of shape ``(7,)`` (not a copy); :meth:`parameters`,
+    :meth:`translation` and the ``wxyz`` of :meth:`rotation` are views of it, as upstream:
+    writing into them changes the transform. Use :meth:`copy` for an independent one.
     """
 
     matrix_dim = 4
@@ -80,7 +83,7 @@ class SE3(MatrixLieGroup):
         """The transform of a ``(4, 4)`` homogeneous matrix."""
         matrix = np.asarray(matrix, dtype=np.float64)
         if matrix.shape != (4, 4):
-            raise ValueError(f"matrix must have shape (4, 4), got shape {matrix.shape}")
+            raise InvalidShape(f"matrix must have shape (4, 4), got shape {matrix.shape}")
         return cls.from_rotation_and_translation(SO3.from_matrix(matrix[:3, :3]), matrix[:3, 3])
 
     @classmethod
@@ -113,12 +116,12 @@ class SE3(MatrixLieGroup):
         return self.wxyz_xyz
 
     def rotation(self) -> SO3:
-        """The rotation part."""
-        return SO3(self.wxyz_xyz[:4].copy())
+        """The rotation part; its ``wxyz`` is a view of ``wxyz_xyz[:4]``."""
+        return SO3(self.wxyz_xyz[:4])
 
     def translation(self) -> np.ndarray:
-        """The translation part [m], shape ``(3,)``."""
-        return self.wxyz_xyz[4:].copy()
+        """The translation part [m], shape ``(3,)``: a view of ``wxyz_xyz[4:]``."""
+        return self.wxyz_xyz[4:]
 
     def as_matrix(self) -> np.ndarray:
         matrix = np.eye(4)

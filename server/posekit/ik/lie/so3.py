@@ -8,6 +8,7 @@ from typing import NamedTuple
 import mujoco
 import numpy as np
 
+from posekit.ik.exceptions import InvalidShape
 from posekit.ik.lie.base import MatrixLieGroup
 from posekit.ik.lie.utils import (
     quat_exp,
@@ -31,9 +32,11 @@ class RollPitchYaw(NamedTuple):
 
 
 def _parameter_vector(value: object, size: int, what: str) -> np.ndarray:
+    """``value`` as a float64 vector of shape ``(size,)``: the same array when it already
+    is one (no copy, as upstream stores what it is given), else a converted copy."""
     array = np.asarray(value, dtype=np.float64)
     if array.shape != (size,):
-        raise ValueError(f"{what} must have shape ({size},), got shape {array.shape}")
+        raise InvalidShape(f"{what} must have shape ({size},), got shape {array.shape}")
     return array
 
 
@@ -41,6 +44,9 @@ class SO3(MatrixLieGroup):
     r"""A 3D rotation :math:`R \in SO(3)` as the unit quaternion :math:`q = (w, x, y, z)`.
 
     Tangent vectors are rotation vectors :math:`\theta \in \mathbb{R}^3` [rad].
+    ``wxyz`` is the array given to the constructor when it is a float64 vector of shape
+    ``(4,)`` (not a copy), and :meth:`parameters` returns it: writing into it changes the
+    rotation, as upstream. Use :meth:`copy` for an independent rotation.
     """
 
     matrix_dim = 3
@@ -83,7 +89,7 @@ class SO3(MatrixLieGroup):
         """Rotation of a ``(3, 3)`` rotation matrix."""
         matrix = np.asarray(matrix, dtype=np.float64)
         if matrix.shape != (3, 3):
-            raise ValueError(f"matrix must have shape (3, 3), got shape {matrix.shape}")
+            raise InvalidShape(f"matrix must have shape (3, 3), got shape {matrix.shape}")
         wxyz = np.empty(4)
         mujoco.mju_mat2Quat(wxyz, matrix.ravel())
         return cls(wxyz)

@@ -13,11 +13,29 @@ import mujoco
 import numpy as np
 from numba import njit
 
+from posekit.ik.exceptions import InvalidShape
+
 _SMALL_ANGLE = 1e-3
+
+_EPSILON = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-10}
+
+
+def get_epsilon(dtype: np.dtype) -> float:
+    """Threshold below which a squared angle counts as zero, per floating-point type.
+
+    ``1e-5`` for ``float32`` and ``1e-10`` for ``float64``; any other type is a ``KeyError``.
+    """
+    return _EPSILON[np.dtype(dtype)]
 
 
 def skew(x: np.ndarray) -> np.ndarray:
-    r"""The skew-symmetric matrix :math:`[x]_\times` of a 3-vector, shape ``(3, 3)``."""
+    r"""The skew-symmetric matrix :math:`[x]_\times` of a 3-vector, shape ``(3, 3)``.
+
+    Raises :class:`InvalidShape` (also an ``AssertionError``) unless ``x`` has shape ``(3,)``.
+    """
+    shape = np.shape(x)
+    if shape != (3,):
+        raise InvalidShape(f"skew expects a vector of shape (3,), got shape {shape}")
     x0, x1, x2 = float(x[0]), float(x[1]), float(x[2])
     return np.array([[0.0, -x2, x1], [x2, 0.0, -x0], [-x1, x0, 0.0]])
 

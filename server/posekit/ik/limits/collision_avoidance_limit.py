@@ -31,16 +31,17 @@ which would let a pair at the detection distance close a gap of
 units the distance converges to :math:`d_{\min}` and never crosses it to first order).
 
 ``G`` always has one row per pair (:attr:`max_num_contacts`). A pair farther apart than
-the collision detection distance gets a zero row and :math:`h = +\infty`. A cheap
-broadphase skips the exact distance query for pairs whose bounding spheres
-(``geom_rbound`` around ``geom_xpos``) are farther apart than the detection distance;
-planes (``rbound = 0``, unbounded) always get the exact query. See
-:mod:`posekit.ik.limits.broadphase`.
+the collision detection distance gets a zero row and :math:`h = +\infty`. With at least
+``broadphase_min_pairs`` pairs, a cheap broadphase skips the exact distance query for
+pairs whose bounding spheres (``geom_rbound`` around ``geom_xpos``) are farther apart
+than the detection distance; planes (``rbound = 0``, unbounded) always get the exact
+query. See :mod:`posekit.ik.limits.broadphase`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import mujoco
@@ -54,7 +55,48 @@ from posekit.ik.limits.limit import Bounds, Constraint, Limit
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
 
+_BROADPHASE_MIN_PAIRS = 16  # below this, the broadphase call costs more than it saves
 _DEGENERATE_SEGMENT = 1e-12  # [m]: nearest points coincide, the segment has no direction
+
+# Upstream's names for what ``geom_pairs`` holds (posekit also takes bodies and bare names).
+Geom = int | str
+GeomSequence = Sequence[Geom]
+CollisionPair = tuple[GeomSequence, GeomSequence]
+CollisionPairs = Sequence[CollisionPair]
+
+
+def compute_contact_normal_jacobian(
+    model: mujoco.MjModel,
+    data: mujoco.MjData,
+    geom1_id: int,
+    geom2_id: int,
+    fromto: np.ndarray,
+    normal: np.ndarray,
+    jac1: np.ndarray,
+    jac2: np.ndarray,
+) -> np.ndarray:
+    r"""Row :math:`\hat u^T (J_{p_2} - J_{p_1})` of the segment between two geoms' nearest points.
+
+    Args:
+        model: MuJoCo model.
+        data: MuJoCo data with kinematics (``mj_kinematics``, ``mj_comPos``) up to date.
+        geom1_id, geom2_id: The geoms.
+        fromto: Nearest points ``(p1, p2)`` as 6 numbers [m], as ``mj_geomDistance`` writes.
+        normal: Output, shape ``(3,)``: :math:`\hat u = (p_2 - p_1)/\lVert p_2 - p_1\rVert`
+            (``(1, 0, 0)`` when the points coincide, as ``mju_normalize3``).
+        jac1, jac2: Scratch ``(3, nv)``: translational Jacobians of :math:`p_1` (on geom
+            1's body) and :math:`p_2` (on geom 2's body); ``jac2`` ends as their difference.
+
+    Returns:
+        The row, shape ``(nv,)``: the first-order change of
+        :math:`\hat u^T (p_2 - p_1)` per unit of :math:`\Delta q`.
+    """
+    np.subtract(fromto[3:], fromto[:3], out=normal)
+    mujoco.mju_normalize3(normal)
+    mujoco.mj_jac(model, data, jac1, None, fromto[:3], int(model.geom_bodyid[geom1_id]))
+    mujoco.mj_jac(model, data, jac2, None, fromto[3:], int(model.geom_bodyid[geom2_id]))
+    np.subtract(jac2, jac1, out=jac2)
+    return normal @ jac2
 
 
 def _finite(name: str, value: float) -> float:
@@ -87,6 +129,8 @@ class CollisionAvoidanceLimit(Limit):
     Attributes:
         geom_id_pairs: The pairs ``(g1, g2)``, ``g1 < g2``, one row each.
         max_num_contacts: Number of pairs, i.e. the height of ``G``.
+        broadphase_min_pairs: The broadphase runs when there are at least this many
+            pairs (16; 0 always runs it); below, every pair gets the exact query.
     """
 
     def __init__(
@@ -117,29 +161,28 @@ class CollisionAvoidanceLimit(Limit):
         self.collision_detection_distance = detection
         self.bound_relaxation = relaxation
         self.broadphase = bool(broadphase)
+        self.broadphase_min_pairs = _BROADPHASE_MIN_PAIRS
         self.geom_id_pairs: list[tuple[int, int]] = expand_geom_pairs(model, geom_pairs)
         self.max_num_contacts = len(self.geom_id_pairs)
 
         pairs = np.array(self.geom_id_pairs, dtype=np.intp).reshape(-1, 2)
         self._geom1 = pairs[:, 0].copy()
         self._geom2 = pairs[:, 1].copy()
-        self._pair_list = [
-            (g1, g2, int(model.geom_bodyid[g1]), int(model.geom_bodyid[g2]))
-            for g1, g2 in self.geom_id_pairs
-        ]
+        self._pair_list = [(int(g1), int(g2)) for g1, g2 in self.geom_id_pairs]
         self._reach_sq = pair_reach_squared(model, self._geom1, self._geom2, detection)
         count, nv = self.max_num_contacts, model.nv
         self._candidate_buffer = np.empty(count, dtype=np.intp)
         self._rows = np.empty((count, nv))
         self._bounds = np.empty(count)
         self._fromto = np.empty(6)
+        self._normal = np.empty(3)
         self._jac1 = np.empty((3, nv))
         self._jac2 = np.empty((3, nv))
 
     # ---------------------------------------------------------------- queries
     def _candidates(self, data: mujoco.MjData) -> list[int] | range:
         """Indices of the pairs that may be within the detection distance (broadphase)."""
-        if not self.broadphase:
+        if not self.broadphase or self.max_num_contacts < self.broadphase_min_pairs:
             return range(self.max_num_contacts)
         count = candidate_pairs(
             self._geom1,
@@ -164,30 +207,45 @@ class CollisionAvoidanceLimit(Limit):
             self.bound_relaxation,
         )
         active: list[int] = []
+        normal = self._normal
         for index in self._candidates(data):
-            g1, g2, body1, body2 = self._pair_list[index]
+            g1, g2 = self._pair_list[index]
             distance = mujoco.mj_geomDistance(model, data, g1, g2, detection, fromto)
             if distance >= detection:
                 continue
-            direction = fromto[3:] - fromto[:3]
-            length = math.sqrt(direction @ direction)
-            if length > _DEGENERATE_SEGMENT:
-                direction *= (-1.0 if distance >= 0.0 else 1.0) / length
-            else:  # touching: separate along the line between the geom centers
-                direction = data.geom_xpos[g1] - data.geom_xpos[g2]
-                length = math.sqrt(direction @ direction)
-                if length <= _DEGENERATE_SEGMENT:
-                    continue
-                direction /= length
-            mujoco.mj_jac(model, data, jac1, None, fromto[:3], body1)
-            mujoco.mj_jac(model, data, jac2, None, fromto[3:], body2)
-            np.subtract(jac2, jac1, out=jac2)
             slot = len(active)
-            np.matmul(direction, jac2, out=self._rows[slot])
+            sign = -1.0 if distance >= 0.0 else 1.0
+            if math.dist(fromto[:3], fromto[3:]) > _DEGENERATE_SEGMENT:
+                row = compute_contact_normal_jacobian(
+                    model, data, g1, g2, fromto, normal, jac1, jac2
+                )
+                np.multiply(row, sign, out=self._rows[slot])
+            elif not self._centre_line_row(data, g1, g2, self._rows[slot]):
+                continue
             margin = distance - d_min
             self._bounds[slot] = gain * margin + relaxation if margin > 0.0 else relaxation
             active.append(index)
         return active
+
+    def _centre_line_row(
+        self, data: mujoco.MjData, geom1: int, geom2: int, out: np.ndarray
+    ) -> bool:
+        r"""Row for touching geoms (:math:`p_1 = p_2`): separate along the centre line.
+
+        :math:`n = (x_1 - x_2)/\lVert x_1 - x_2 \rVert` from the geom centres stands in
+        for the separation direction; writes :math:`n^T (J_{p_2} - J_{p_1})` into
+        ``out``. False when the centres coincide too (no direction at all).
+        """
+        direction = data.geom_xpos[geom1] - data.geom_xpos[geom2]
+        length = math.sqrt(direction @ direction)
+        if length <= _DEGENERATE_SEGMENT:
+            return False
+        model, fromto, jac1, jac2 = self.model, self._fromto, self._jac1, self._jac2
+        mujoco.mj_jac(model, data, jac1, None, fromto[:3], int(model.geom_bodyid[geom1]))
+        mujoco.mj_jac(model, data, jac2, None, fromto[3:], int(model.geom_bodyid[geom2]))
+        np.subtract(jac2, jac1, out=jac2)
+        np.matmul(direction / length, jac2, out=out)
+        return True
 
     # ------------------------------------------------------------------ limit
     def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:

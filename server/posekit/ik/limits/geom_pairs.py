@@ -44,10 +44,9 @@ def _some_names(model: mujoco.MjModel, obj: mujoco.mjtObj, count: int) -> str:
 
 def _unknown(model: mujoco.MjModel, what: str) -> InvalidGeomPair:
     return InvalidGeomPair(
-        f"{what} in geom_pairs; valid geom names are "
-        f"{_some_names(model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom)}, valid body names are "
-        f"{_some_names(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody)}, "
-        f"and geom ids are in [0, {model.ngeom})"
+        f"{what} Available geom names: "
+        f"{_some_names(model, mujoco.mjtObj.mjOBJ_GEOM, model.ngeom)}; body names (a body "
+        f"stands for its geoms): {_some_names(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody)}"
     )
 
 
@@ -61,13 +60,23 @@ def resolve_geom_ref(model: mujoco.MjModel, ref: object) -> list[int]:
         if body_id >= 0:
             start = int(model.body_geomadr[body_id])
             return list(range(start, start + int(model.body_geomnum[body_id])))
-        raise _unknown(model, f"{ref!r} is neither a geom nor a body name")
+        raise _unknown(
+            model,
+            f"geom '{ref}' does not exist in the model. Nor does a body of that name "
+            "(geom_pairs take geom and body names).",
+        )
     if isinstance(ref, (int, np.integer)) and not isinstance(ref, (bool, np.bool_)):
         if 0 <= int(ref) < model.ngeom:
             return [int(ref)]
-        raise _unknown(model, f"geom id {int(ref)} is out of range")
+        raise _unknown(
+            model,
+            f"geom id {int(ref)} is out of range for this model; expected 0 <= id < "
+            f"{model.ngeom}. (in geom_pairs)",
+        )
     raise _unknown(
-        model, f"{ref!r} (type {type(ref).__name__}) is not a geom name, id or body name"
+        model,
+        f"{ref!r} (type {type(ref).__name__}) is not a geom name, id or body name, in "
+        "geom_pairs.",
     )
 
 

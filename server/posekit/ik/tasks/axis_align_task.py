@@ -40,7 +40,13 @@ class AxisAlignTask(PointingTask):
 
     def set_target(self, target_dir: object) -> None:
         """Set the direction :math:`t` in the world, shape ``(3,)``; it is normalised."""
-        self._store_target(unit_vector(target_dir, "target_dir"))
+        self._store_target(
+            unit_vector(
+                target_dir,
+                f"{type(self).__name__} target direction",
+                "Expected target direction to have shape (3,) but got {shape}",
+            )
+        )
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the axis' current world direction :math:`R a`."""

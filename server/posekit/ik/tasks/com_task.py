@@ -37,7 +37,7 @@ class ComTask(Task):
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar, a vector of shape (1,), or one value per axis (3,)."""
-        self.cost = cost_vector(cost, self.k, "cost")
+        self.cost = cost_vector(cost, self.k, f"{type(self).__name__} cost")
 
     @property
     def target_com(self) -> np.ndarray | None:
@@ -50,7 +50,7 @@ class ComTask(Task):
 
     def set_target(self, target_com: object) -> None:
         """Set the target CoM position :math:`c^*` [m] in the world, shape ``(3,)``."""
-        self._target_point[:] = target_vector(target_com, self.k, "target_com")
+        self._target_point[:] = target_vector(target_com, self.k, "target CoM")
         if not self._has_target:
             self._has_target = True
 

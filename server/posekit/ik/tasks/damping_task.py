@@ -28,6 +28,8 @@ class DampingTask(PostureTask):
 
     def __init__(self, model: mujoco.MjModel, cost: object) -> None:
         super().__init__(model, cost, gain=0.0, lm_damping=0.0)
+        self._zero_error = np.zeros(model.nv)
+        self._zero_error.setflags(write=False)  # shared by every step's residual
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         """Zero vector of shape ``(nv,)``: the desired displacement is zero."""
@@ -39,4 +41,4 @@ class DampingTask(PostureTask):
 
     def diagonal_residual(self, configuration: Configuration) -> Residual:
         r"""The residual with :math:`\Lambda` given by its diagonal :math:`\lambda`."""
-        return self.cost, np.zeros(self.model.nv), 0.0
+        return self._weights, self._zero_error, 0.0

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def check_dof_indices(model: mujoco.MjModel, dof_indices: Sequence[int]) -> list[int]:
-    """Distinct integer DoF indices in ``[0, nv)``, or :class:`TaskDefinitionError`."""
+    """Distinct integer DoF indices in ``[0, nv)``, sorted, or :class:`TaskDefinitionError`."""
     try:
         indices = list(dof_indices)
     except TypeError:
@@ -24,15 +24,15 @@ def check_dof_indices(model: mujoco.MjModel, dof_indices: Sequence[int]) -> list
             f"dof_indices must be a sequence of integers, got {dof_indices!r}"
         ) from None
     if not indices:
-        raise TaskDefinitionError("dof_indices must name at least one degree of freedom")
+        raise TaskDefinitionError("DofFreezingTask requires at least one DOF index.")
     for index in indices:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-            raise TaskDefinitionError(f"dof index {index!r} is not an integer")
+            raise TaskDefinitionError(f"DOF index {index!r} is not an integer")
         if not 0 <= index < model.nv:
-            raise TaskDefinitionError(f"dof index {index} is out of range [0, {model.nv})")
+            raise TaskDefinitionError(f"DOF index {index} is out of range [0, {model.nv}).")
     if len(set(indices)) != len(indices):
-        raise TaskDefinitionError(f"dof_indices has duplicates: {indices}")
-    return [int(index) for index in indices]
+        raise TaskDefinitionError(f"Duplicate DOF indices found: {indices}.")
+    return sorted(int(index) for index in indices)
 
 
 class DofFreezingTask(Task):

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from posekit.ik.constants import constraint_width
 from posekit.ik.exceptions import InvalidConstraint, TaskDefinitionError
 from posekit.ik.tasks.task import Residual, Task
-from posekit.ik.tasks.validation import cost_vector
+from posekit.ik.tasks.validation import EQUALITY_COST_SHAPE, cost_vector
 
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
@@ -31,43 +32,57 @@ def _equality_names(model: mujoco.MjModel) -> list[str]:
 
 
 def resolve_equality_ids(model: mujoco.MjModel, equalities: Sequence[object] | None) -> list[int]:
-    """Ids of the named (or numbered) equalities; all of them when ``equalities`` is None."""
-    if model.neq == 0:
-        raise TaskDefinitionError("the model has no equality constraints to regulate")
+    """Ids of the named (or numbered) equalities; all of them when ``equalities`` is None.
+
+    Named equalities must be active in the model (``eq_active0``); with ``None`` every
+    equality is taken and the inactive ones simply contribute no rows (as upstream).
+    Every equality must be of a supported type (connect, weld, joint, tendon).
+    """
     if equalities is None:
         ids = list(range(model.neq))
     else:
         if isinstance(equalities, (str, int)):
             equalities = [equalities]
-        ids = []
-        for equality in equalities:
-            if isinstance(equality, str):
-                eq_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, equality)
-            elif isinstance(equality, (int, np.integer)) and not isinstance(equality, bool):
-                eq_id = int(equality) if 0 <= int(equality) < model.neq else -1
-            else:
-                eq_id = -1
-            if eq_id < 0:
-                raise InvalidConstraint(
-                    f"unknown equality constraint {equality!r}; the model has "
-                    f"{', '.join(_equality_names(model))} (ids 0..{model.neq - 1})"
-                )
-            if eq_id in ids:
-                raise TaskDefinitionError(f"equality constraint {equality!r} is listed twice")
-            ids.append(eq_id)
-        if not ids:
-            raise TaskDefinitionError("equalities must name at least one equality constraint")
+        ids = [_equality_id(model, equality) for equality in equalities]
+        if len(set(ids)) != len(ids):
+            raise TaskDefinitionError(f"Duplicate equality constraint IDs provided: {ids}.")
+    if not ids:
+        raise TaskDefinitionError(
+            "EqualityConstraintTask no equality constraints found in this model."
+            + (" (equalities is empty: name at least one)" if model.neq else "")
+        )
     for eq_id in ids:
-        name = _equality_names(model)[eq_id]
-        if not model.eq_active0[eq_id]:
-            raise InvalidConstraint(f"equality constraint {name!r} is not active in the model")
         if int(model.eq_type[eq_id]) not in _SUPPORTED_TYPES:
             raise InvalidConstraint(
-                f"equality constraint {name!r} has an unsupported type "
-                f"{mujoco.mjtEq(model.eq_type[eq_id]).name}; supported: connect, weld, joint, "
-                "tendon"
+                f"equality constraint {_equality_names(model)[eq_id]!r} has an unsupported "
+                f"type {mujoco.mjtEq(model.eq_type[eq_id]).name}; supported: connect, weld, "
+                "joint, tendon"
             )
     return ids
+
+
+def _equality_id(model: mujoco.MjModel, equality: object) -> int:
+    """Id of one named or numbered equality that is active in the model."""
+    known = f"the model has {', '.join(_equality_names(model))} (ids 0..{model.neq - 1})"
+    if isinstance(equality, str):
+        eq_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, equality)
+        if eq_id < 0:
+            raise InvalidConstraint(f"Equality constraint '{equality}' not found. {known}")
+    elif isinstance(equality, (int, np.integer)) and not isinstance(equality, bool):
+        eq_id = int(equality)
+        if not 0 <= eq_id < model.neq:
+            raise InvalidConstraint(
+                f"Equality constraint index {eq_id} out of range. Must be in range "
+                f"[0, {model.neq}). {known}"
+            )
+    else:
+        raise InvalidConstraint(f"Equality constraint {equality!r} is not a name or an id; {known}")
+    if not model.eq_active0[eq_id]:
+        raise InvalidConstraint(
+            f"Equality constraint {eq_id} is not active at initial configuration. "
+            f"({_equality_names(model)[eq_id]!r} is inactive in the model)"
+        )
+    return eq_id
 
 
 def equality_rows(configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,6 +124,10 @@ class EqualityConstraintTask(Task):
         lm_damping: Levenberg-Marquardt damping >= 0.
     """
 
+    # ``cost`` is rewritten (one value per row) each time the rows are evaluated; plans
+    # read the per-equality costs (cost_by_equality), which set_cost writes in place.
+    quiet_attributes = frozenset({"cost"})
+
     def __init__(
         self,
         model: mujoco.MjModel,
@@ -127,10 +146,20 @@ class EqualityConstraintTask(Task):
         self.set_cost(cost)
 
     def set_cost(self, cost: object) -> None:
-        """Set the cost: a scalar, or one value per selected equality (in the given order)."""
-        self.cost = cost_vector(cost, len(self._eq_ids), "cost")
+        """Set the cost: a scalar, or one value per selected equality (in the given order).
+
+        ``cost`` then holds one value per constraint row (3 per connect, 6 per weld, 1 per
+        joint or tendon coupling) in equality-id order, and after each evaluation one per
+        row MuJoCo instantiated (as upstream).
+        """
+        per_equality = cost_vector(
+            cost, len(self._eq_ids), f"{type(self).__name__} cost", EQUALITY_COST_SHAPE
+        )
         self._cost_by_eq[:] = 0.0
-        self._cost_by_eq[self._eq_ids] = self.cost
+        self._cost_by_eq[self._eq_ids] = per_equality
+        ordered = sorted(self._eq_ids)
+        widths = [constraint_width(self.model.eq_type[eq_id]) for eq_id in ordered]
+        self.cost = np.repeat(self._cost_by_eq[ordered], widths)
 
     @property
     def cost_by_equality(self) -> np.ndarray:
@@ -148,7 +177,9 @@ class EqualityConstraintTask(Task):
     def _rows(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, residuals, jacobian = equality_rows(configuration)
         keep = self._selected[ids]
-        return ids[keep], residuals[keep], jacobian[keep]
+        ids = ids[keep]
+        self.cost = self._cost_by_eq[ids]
+        return ids, residuals[keep], jacobian[keep]
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         """Constraint residuals of the active selected equalities."""
@@ -160,8 +191,8 @@ class EqualityConstraintTask(Task):
 
     def compute_qp_residual(self, configuration: Configuration) -> Residual:
         """Weighted residual with each row weighted by its equality's cost."""
-        ids, residuals, jacobian = self._rows(configuration)
-        cost = self._cost_by_eq[ids]
+        _, residuals, jacobian = self._rows(configuration)
+        cost = self.cost
         weighted_error = (-self.gain) * cost * residuals
         mu = self.lm_damping * float(weighted_error @ weighted_error)
         return cost[:, None] * jacobian, weighted_error, mu

@@ -31,7 +31,7 @@ class KineticEnergyRegularizationTask(BaseTask):
 
     def set_cost(self, cost: float) -> None:
         r"""Set :math:`\lambda`, a finite scalar >= 0."""
-        self.cost = _non_negative_scalar(cost, "cost")
+        self.cost = _non_negative_scalar(cost, f"{type(self).__name__} cost")
 
     def set_dt(self, dt: float) -> None:
         """Set the integration timestep [s], a finite number > 0."""
@@ -63,5 +63,5 @@ def _non_negative_scalar(value: object, what: str) -> float:
     except (TypeError, ValueError):
         raise TaskDefinitionError(f"{what} must be a number, got {value!r}") from None
     if not math.isfinite(number) or number < 0.0:
-        raise TaskDefinitionError(f"{what} must be a finite number >= 0, got {value!r}")
+        raise TaskDefinitionError(f"{what} should be >= 0 (a finite number), got {value!r}")
     return number

@@ -46,7 +46,7 @@ class LookAtTask(PointingTask):
 
     def set_target(self, target_pos: object) -> None:
         """Set the point :math:`p^*` [m] to look at, in the world, shape ``(3,)``."""
-        self._store_target(target_vector(target_pos, 3, "target_pos"))
+        self._store_target(target_vector(target_pos, 3, "target position"))
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target one meter along the current axis, :math:`p + R a`."""

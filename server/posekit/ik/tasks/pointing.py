@@ -10,7 +10,7 @@ import numpy as np
 
 from posekit.ik.exceptions import TargetNotSet, TaskDefinitionError
 from posekit.ik.tasks.mapped_task import MappedFrameTask
-from posekit.ik.tasks.validation import cost_vector, unit_vector
+from posekit.ik.tasks.validation import SCALAR_COST_SHAPE, cost_vector, unit_vector
 
 
 class PointingTask(MappedFrameTask):
@@ -36,7 +36,13 @@ class PointingTask(MappedFrameTask):
 
     def set_axis(self, axis: object) -> None:
         """Set the axis :math:`a` in the frame's coordinates, normalised to unit length."""
-        self.axis = unit_vector(axis, "axis", error=TaskDefinitionError)
+        name = type(self).__name__
+        self.axis = unit_vector(
+            axis,
+            f"{name} axis",
+            f"{name} axis must have shape (3,) but got {{shape}}",
+            error=TaskDefinitionError,
+        )
 
     def _store_target(self, value: np.ndarray) -> None:
         """Write a validated target into the task's buffer (in place)."""
@@ -56,4 +62,6 @@ class PointingTask(MappedFrameTask):
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar or a vector of shape (1,), applied to every coordinate."""
-        self.cost = np.repeat(cost_vector(cost, 1, "cost"), self.k)
+        self.cost = np.repeat(
+            cost_vector(cost, 1, f"{type(self).__name__} cost", SCALAR_COST_SHAPE), self.k
+        )

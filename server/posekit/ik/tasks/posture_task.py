@@ -9,7 +9,7 @@ import numpy as np
 
 from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.tasks.task import Residual, Task
-from posekit.ik.tasks.validation import cost_vector, target_vector
+from posekit.ik.tasks.validation import DOF_COST_SHAPE, cost_vector, target_vector
 from posekit.ik.utils import get_freejoint_dims
 
 if TYPE_CHECKING:
@@ -45,8 +45,16 @@ class PostureTask(Task):
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar, or a vector of shape ``(nv,)``."""
-        self.cost = cost_vector(cost, self.model.nv, "cost") * self._controlled
-        self._weighted_jacobian = np.diag(self.cost)
+        self.cost = cost_vector(
+            cost, self.model.nv, f"{type(self).__name__} cost", DOF_COST_SHAPE, "should"
+        )
+        self._weights = self.cost * self._controlled
+        self._weighted_jacobian = np.diag(self._weights)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The diagonal of :math:`W`: the cost on controlled DoFs, 0 on free-joint DoFs."""
+        return self._weights
 
     @property
     def target_q(self) -> np.ndarray | None:
@@ -59,7 +67,7 @@ class PostureTask(Task):
 
     def set_target(self, target_q: object) -> None:
         """Set the target posture :math:`q^*`, shape ``(nq,)``."""
-        self._target_q[:] = target_vector(target_q, self.model.nq, "target_q")
+        self._target_q[:] = target_vector(target_q, self.model.nq, "target posture")
         if not self._has_target:
             self._has_target = True
 
@@ -86,9 +94,17 @@ class PostureTask(Task):
         return self._weighted_jacobian, weighted_error, mu
 
     def diagonal_residual(self, configuration: Configuration) -> Residual:
-        r"""The residual with :math:`W = \mathrm{diag}(w)` given by its diagonal :math:`w`."""
-        weighted_error = self.compute_error(configuration)
-        weighted_error *= self.cost
+        r"""The residual with :math:`W = \mathrm{diag}(w)` given by its diagonal :math:`w`.
+
+        :math:`w` is zero on free-joint DoFs, so the error needs no masking here.
+        """
+        if self.target_q is None:
+            raise TargetNotSet(type(self).__name__)
+        weighted_error = np.empty(self.model.nv)
+        mujoco.mj_differentiatePos(
+            self.model, weighted_error, 1.0, self.target_q, configuration.data.qpos
+        )
+        weighted_error *= self._weights
         weighted_error *= -self.gain
         mu = self.lm_damping * float(weighted_error @ weighted_error) if self.lm_damping else 0.0
-        return self.cost, weighted_error, mu
+        return self._weights, weighted_error, mu

@@ -13,7 +13,7 @@ from posekit.ik.lie.utils import se3_log_and_jlog
 from posekit.ik.tasks.frame_resolution import FrameRef
 from posekit.ik.tasks.pose_target import POSE_BUFFER, store_pose_target, stored_pose
 from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
-from posekit.ik.tasks.validation import cost_vector
+from posekit.ik.tasks.validation import FRAME_COST_SHAPE, cost_vector
 
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
@@ -62,12 +62,20 @@ class RelativeFrameTask(Task):
 
     def set_position_cost(self, position_cost: object) -> None:
         """Set the position cost: a scalar, or one value per axis (3,)."""
-        self.cost[:3] = cost_vector(position_cost, 3, "position_cost")
+        self.cost[:3] = cost_vector(
+            position_cost, 3, f"{type(self).__name__} position cost", FRAME_COST_SHAPE, "should"
+        )
         self.position_cost = position_cost
 
     def set_orientation_cost(self, orientation_cost: object) -> None:
         """Set the orientation cost: a scalar, or one value per axis (3,)."""
-        self.cost[3:] = cost_vector(orientation_cost, 3, "orientation_cost")
+        self.cost[3:] = cost_vector(
+            orientation_cost,
+            3,
+            f"{type(self).__name__} orientation cost",
+            FRAME_COST_SHAPE,
+            "should",
+        )
         self.orientation_cost = orientation_cost
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
-from pydantic import Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 from posekit.sessions.kinds.axis_align import AxisAlignKind
 from posekit.sessions.kinds.base import (
@@ -67,6 +67,8 @@ LIMIT_TYPES: tuple[str, ...] = tuple(LIMIT_KINDS)
 if TYPE_CHECKING:  # every variant is a TaskSpecBase / LimitSpecBase
     TaskSpec: TypeAlias = TaskSpecBase
     LimitSpec: TypeAlias = LimitSpecBase
+    TaskPatchBody: TypeAlias = BaseModel
+    LimitPatchBody: TypeAlias = BaseModel
 else:
     TaskSpec = Annotated[
         Union[tuple(kind.spec_model for kind in TASK_KINDS.values())],  # noqa: UP007
@@ -76,6 +78,9 @@ else:
         Union[tuple(kind.spec_model for kind in LIMIT_KINDS.values())],  # noqa: UP007
         Field(discriminator="type"),
     ]
+    TaskPatchBody = Union[tuple(kind.patch_model for kind in TASK_KINDS.values())]  # noqa: UP007
+    """``PATCH …/tasks/{name}``: the fields of one kind (any of them; the task's decides)."""
+    LimitPatchBody = Union[tuple(kind.patch_model for kind in LIMIT_KINDS.values())]  # noqa: UP007
 TASK_SPEC_ADAPTER: TypeAdapter[TaskSpec] = TypeAdapter(TaskSpec)
 LIMIT_SPEC_ADAPTER: TypeAdapter[LimitSpec] = TypeAdapter(LimitSpec)
 
@@ -110,11 +115,13 @@ __all__ = [
     "GizmoShape",
     "LimitKind",
     "LimitPatch",
+    "LimitPatchBody",
     "LimitSpec",
     "LimitSpecBase",
     "Target",
     "TaskKind",
     "TaskPatch",
+    "TaskPatchBody",
     "TaskSpec",
     "TaskSpecBase",
     "as_limit_spec",

@@ -8,13 +8,13 @@ from typing import ClassVar, Literal
 
 import mujoco
 import numpy as np
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import AxisAlignTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import DirectionShape, Target, vector
+from posekit.sessions.kinds.target import DirectionShape, DirectionTarget, Target, vector
 from posekit.sessions.types import FrameType
 
 
@@ -35,6 +35,9 @@ class AxisAlignTaskSpec(TaskSpecBase):
     )
 
     type: Literal["axis_align"]
+    target: DirectionTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: PointingParams
 
 
@@ -49,7 +52,7 @@ class AxisAlignKind(TaskKind[AxisAlignTaskSpec, AxisAlignTask]):
         return AxisAlignTask(p.frame, p.frame_type, p.axis, p.cost, p.gain, p.lm_damping)
 
     def read_target(self, task: AxisAlignTask) -> Target:
-        return Target.model_construct(direction=vector(task.target_dir))
+        return DirectionTarget.model_construct(direction=vector(task.target_dir))
 
     def apply_target(self, task: AxisAlignTask, target: Target) -> None:
         task.set_target(np.array(target.direction))

@@ -11,15 +11,17 @@ registers them.
 from __future__ import annotations
 
 import builtins
+import functools
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Generic, TypeVar
 
 import mujoco
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from posekit.ik.limits import Limit
 from posekit.ik.tasks import BaseTask
 from posekit.robots.presets import task_name
+from posekit.sessions.kinds.patch import limit_patch_model, task_patch_model
 from posekit.sessions.kinds.target import Target, TargetShape
 from posekit.sessions.types import FrameType, Name, Role
 
@@ -37,7 +39,9 @@ class TaskSpecBase(BaseModel):
 
     name: Name | None = Field(None, description="Unique in the session; derived when omitted.")
     role: Role = Field("objective", description="objective (weighted) or constraint (exact).")
-    enabled: bool = Field(True, description="Disabled tasks stay in the stack but are not solved.")
+    enabled: StrictBool = Field(
+        True, description="Disabled tasks stay in the stack but are not solved."
+    )
     target: Target | None = Field(
         None, description="Target; when omitted, the current value (the task starts satisfied)."
     )
@@ -51,7 +55,7 @@ class LimitSpecBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Name | None = Field(None, description="Unique in the session; the type when omitted.")
-    enabled: bool = True
+    enabled: StrictBool = True
     type: str
     params: Params
 
@@ -67,6 +71,15 @@ class TaskKind(ABC, Generic[S, T]):
     type: ClassVar[str]
     spec_model: ClassVar[builtins.type[TaskSpecBase]]
     target_shape: ClassVar[TargetShape | None] = None
+    objective_only: ClassVar[bool] = False
+
+    @functools.cached_property
+    def patch_model(self) -> builtins.type[BaseModel]:
+        """The API's PATCH body of this kind (exactly the fields it takes)."""
+        target = self.target_shape.model if self.target_shape is not None else None
+        return task_patch_model(
+            self.type, params_model(self.spec_model), target, self.objective_only
+        )
 
     @abstractmethod
     def build(self, spec: S, model: mujoco.MjModel, dt: float) -> T:
@@ -87,9 +100,8 @@ class TaskKind(ABC, Generic[S, T]):
 
     def params(self) -> dict[str, bool]:
         """The kind's params: name → whether a spec must give it."""
-        annotation = self.spec_model.model_fields["params"].annotation
-        assert isinstance(annotation, builtins.type) and issubclass(annotation, Params)
-        return {name: field.is_required() for name, field in annotation.model_fields.items()}
+        fields = params_model(self.spec_model).model_fields
+        return {name: field.is_required() for name, field in fields.items()}
 
     def gizmo_anchor(self, spec: S) -> tuple[str, FrameType] | None:
         """The robot frame the target is expressed in or drawn at (None: the world)."""
@@ -102,6 +114,11 @@ class LimitKind(ABC, Generic[L]):
     type: ClassVar[str]
     spec_model: ClassVar[builtins.type[LimitSpecBase]]
 
+    @functools.cached_property
+    def patch_model(self) -> builtins.type[BaseModel]:
+        """The API's PATCH body of this kind: ``enabled`` and its params, flat."""
+        return limit_patch_model(self.type, params_model(self.spec_model))
+
     @abstractmethod
     def build(self, spec: L, model: mujoco.MjModel) -> Limit:
         """The engine limit of ``spec`` (names resolved, values checked)."""
@@ -109,6 +126,13 @@ class LimitKind(ABC, Generic[L]):
     def collision_pairs(self, spec: L, model: mujoco.MjModel) -> int:
         """Geom pairs the limit would check each step (counted before it is built)."""
         return 0
+
+
+def params_model(spec_model: builtins.type[BaseModel]) -> builtins.type[Params]:
+    """The params model of a task or limit spec model."""
+    annotation = spec_model.model_fields["params"].annotation
+    assert isinstance(annotation, builtins.type) and issubclass(annotation, Params)
+    return annotation
 
 
 AnyTaskKind = TaskKind[Any, Any]

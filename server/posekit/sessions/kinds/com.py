@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 
 from posekit.ik.tasks import ComTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import PointShape, Target, vector
+from posekit.sessions.kinds.target import PointShape, PointTarget, Target, vector
 from posekit.sessions.types import Cost3, Gain, LmDamping
 
 
@@ -43,6 +43,9 @@ class ComTaskSpec(TaskSpecBase):
     )
 
     type: Literal["com"]
+    target: PointTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: ComParams = ComParams()
 
 
@@ -56,7 +59,7 @@ class ComKind(TaskKind[ComTaskSpec, ComTask]):
         return ComTask(p.cost, p.gain, p.lm_damping)
 
     def read_target(self, task: ComTask) -> Target:
-        return Target.model_construct(position=vector(task.target_com))
+        return PointTarget.model_construct(position=vector(task.target_com))
 
     def apply_target(self, task: ComTask, target: Target) -> None:
         task.set_target(np.array(target.position))

@@ -8,6 +8,7 @@ from typing import Literal
 
 import mujoco
 from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.tasks import DampingTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
@@ -33,6 +34,7 @@ class DampingTaskSpec(TaskSpecBase):
     )
 
     type: Literal["damping"]
+    target: SkipJsonSchema[None] = Field(None, exclude=True)  # no target
     params: DampingParams = DampingParams()
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 import mujoco
 from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.tasks import DofFreezingTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
@@ -36,6 +37,7 @@ class DofFreezingTaskSpec(TaskSpecBase):
     )
 
     type: Literal["dof_freezing"]
+    target: SkipJsonSchema[None] = Field(None, exclude=True)  # no target
     role: Role = Field("constraint", description="constraint (default) or objective.")
     params: DofFreezingParams
 

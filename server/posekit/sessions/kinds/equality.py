@@ -8,6 +8,7 @@ from typing import Literal
 
 import mujoco
 from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.tasks import EqualityConstraintTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
@@ -44,6 +45,7 @@ class EqualityTaskSpec(TaskSpecBase):
     )
 
     type: Literal["equality"]
+    target: SkipJsonSchema[None] = Field(None, exclude=True)  # no target
     params: EqualityParams = EqualityParams()
 
 

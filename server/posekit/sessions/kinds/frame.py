@@ -15,7 +15,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import FrameTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import PoseShape, Target, pose_target, target_pose
+from posekit.sessions.kinds.target import PoseShape, PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.types import Cost3, FrameType, Gain, LmDamping, MujocoName
 
 
@@ -64,6 +64,9 @@ class FrameTaskSpec(TaskSpecBase):
         }
     )
     type: Literal["frame"]
+    target: PoseTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: FrameParams
 
 

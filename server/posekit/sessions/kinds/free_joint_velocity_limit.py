@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 import mujoco
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from posekit.ik.exceptions import LimitDefinitionError
 from posekit.ik.limits import FreeJointVelocityLimit, Limit
@@ -22,15 +22,25 @@ class FreeJointVelocityLimitParams(Params):
 
     model_config = ConfigDict(
         json_schema_extra={
+            "anyOf": [
+                {"required": ["max_linear_velocity"]},
+                {"required": ["max_angular_velocity"]},
+            ],
             "examples": [
                 {"joint": "root", "max_linear_velocity": 0.5, "max_angular_velocity": [1, 1, 2]}
-            ]
+            ],
         }
     )
 
     joint: MujocoName | None = Field(None, description="Free joint; optional if only one.")
     max_linear_velocity: PositiveOr3 | None = Field(None, description="[m/s].")
     max_angular_velocity: PositiveOr3 | None = Field(None, description="[rad/s].")
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> FreeJointVelocityLimitParams:
+        if self.max_linear_velocity is None and self.max_angular_velocity is None:
+            raise ValueError("give max_linear_velocity and/or max_angular_velocity")
+        return self
 
 
 class FreeJointVelocityLimitSpec(LimitSpecBase):
@@ -48,7 +58,7 @@ class FreeJointVelocityLimitSpec(LimitSpecBase):
     )
 
     type: Literal["free_joint_velocity"]
-    params: FreeJointVelocityLimitParams = FreeJointVelocityLimitParams()
+    params: FreeJointVelocityLimitParams
 
 
 class FreeJointVelocityLimitKind(LimitKind[FreeJointVelocityLimitSpec]):

@@ -8,6 +8,7 @@ from typing import Literal
 
 import mujoco
 from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.tasks import KineticEnergyRegularizationTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
@@ -30,6 +31,7 @@ class KineticEnergyTaskSpec(TaskSpecBase):
     )
 
     type: Literal["kinetic_energy"]
+    target: SkipJsonSchema[None] = Field(None, exclude=True)  # no target
     role: Literal["objective"] = Field("objective", description="Only objective is possible.")
     params: KineticEnergyParams = KineticEnergyParams()
 
@@ -37,6 +39,7 @@ class KineticEnergyTaskSpec(TaskSpecBase):
 class KineticEnergyKind(TaskKind[KineticEnergyTaskSpec, KineticEnergyRegularizationTask]):
     type = "kinetic_energy"
     spec_model = KineticEnergyTaskSpec
+    objective_only = True
 
     def build(
         self, spec: KineticEnergyTaskSpec, model: mujoco.MjModel, dt: float

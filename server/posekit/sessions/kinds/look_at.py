@@ -8,13 +8,13 @@ from typing import ClassVar, Literal
 
 import mujoco
 import numpy as np
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import LookAtTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import PointShape, Target, vector
+from posekit.sessions.kinds.target import PointShape, PointTarget, Target, vector
 
 
 class LookAtTaskSpec(TaskSpecBase):
@@ -33,6 +33,9 @@ class LookAtTaskSpec(TaskSpecBase):
         }
     )
     type: Literal["look_at"]
+    target: PointTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: PointingParams
 
 
@@ -47,7 +50,7 @@ class LookAtKind(TaskKind[LookAtTaskSpec, LookAtTask]):
         return LookAtTask(p.frame, p.frame_type, p.axis, p.cost, p.gain, p.lm_damping)
 
     def read_target(self, task: LookAtTask) -> Target:
-        return Target.model_construct(position=vector(task.target_pos))
+        return PointTarget.model_construct(position=vector(task.target_pos))
 
     def apply_target(self, task: LookAtTask, target: Target) -> None:
         task.set_target(np.array(target.position))

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 from posekit.ik.tasks import PostureTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import per_dof_cost
-from posekit.sessions.kinds.target import PostureShape, Target, vector
+from posekit.sessions.kinds.target import PostureShape, PostureTarget, Target, vector
 from posekit.sessions.types import Gain, LmDamping, MujocoName, NonNegativeFloat
 
 PerJointCost = NonNegativeFloat | dict[MujocoName, NonNegativeFloat]
@@ -51,6 +51,9 @@ class PostureTaskSpec(TaskSpecBase):
     )
 
     type: Literal["posture"]
+    target: PostureTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: PostureParams = PostureParams()
 
 
@@ -64,7 +67,7 @@ class PostureKind(TaskKind[PostureTaskSpec, PostureTask]):
         return PostureTask(model, per_dof_cost(model, p.cost), p.gain, p.lm_damping)
 
     def read_target(self, task: PostureTask) -> Target:
-        return Target.model_construct(q=vector(task.target_q))
+        return PostureTarget.model_construct(q=vector(task.target_q))
 
     def apply_target(self, task: PostureTask, target: Target) -> None:
         task.set_target(np.array(target.q))

@@ -13,7 +13,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import RelativeFrameTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.frame import FrameParams
-from posekit.sessions.kinds.target import PoseShape, Target, pose_target, target_pose
+from posekit.sessions.kinds.target import PoseShape, PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.types import FrameType, MujocoName
 
 
@@ -56,6 +56,9 @@ class RelativeFrameTaskSpec(TaskSpecBase):
     )
 
     type: Literal["relative_frame"]
+    target: PoseTarget | None = Field(
+        None, description="Target; when omitted, the current value (the task starts satisfied)."
+    )
     params: RelativeFrameParams
 
 

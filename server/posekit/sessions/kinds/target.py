@@ -22,19 +22,38 @@ from typing import Any, ClassVar, Literal
 
 import mujoco
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.keyframes import keyframe_q
 from posekit.ik.lie import SE3
 from posekit.sessions.errors import InvalidRequest
-from posekit.sessions.types import MujocoName, Quaternion, Vec3, Vector
+from posekit.sessions.types import (
+    LeaveOut,
+    MujocoName,
+    Quaternion,
+    Vec3,
+    Vector,
+    exactly_one_of,
+)
 
 GizmoShape = Literal["pose", "point", "direction"]
 
 
-class Target(BaseModel):
-    """A task target; which fields apply depends on the task's kind (module docstring)."""
+class Target(LeaveOut):
+    """A task target; which fields apply depends on the task's kind (module docstring).
+
+    The API's task specs and patches take the kind's own target model (:class:`PoseTarget`,
+    :class:`PointTarget`, :class:`DirectionTarget`, :class:`PostureTarget`), whose schema
+    lists exactly its fields; this loose one carries any target inside the server.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -48,11 +67,15 @@ class Target(BaseModel):
         },
     )
 
-    position: Vec3 | None = Field(None, description="Point or pose position [m].")
-    wxyz: Quaternion | None = Field(None, description="Pose orientation (w, x, y, z).")
-    direction: Vec3 | None = Field(None, description="Direction (normalised on use).")
-    q: Vector | None = Field(None, description="Posture: a configuration of size nq.")
-    keyframe: MujocoName | None = Field(None, description="Posture: a keyframe name.")
+    position: Vec3 | SkipJsonSchema[None] = Field(None, description="Point or pose position [m].")
+    wxyz: Quaternion | SkipJsonSchema[None] = Field(
+        None, description="Pose orientation (w, x, y, z)."
+    )
+    direction: Vec3 | SkipJsonSchema[None] = Field(
+        None, description="Direction (normalised on use)."
+    )
+    q: Vector | SkipJsonSchema[None] = Field(None, description="Posture: a configuration of size nq.")
+    keyframe: MujocoName | SkipJsonSchema[None] = Field(None, description="Posture: a keyframe name.")
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -68,6 +91,89 @@ class Target(BaseModel):
         ]
 
 
+class PoseTarget(Target):
+    """A pose in [m] and a unit quaternion: either may be sent alone (the other is kept)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "minProperties": 1,
+            "examples": [
+                {"position": [0.45, 0.0, 0.35], "wxyz": [0.0, 1.0, 0.0, 0.0]},
+                {"position": [0.5, 0.1, 0.3]},
+            ],
+        }
+    )
+
+    direction: SkipJsonSchema[None] = None
+    q: SkipJsonSchema[None] = None
+    keyframe: SkipJsonSchema[None] = None
+
+    @model_validator(mode="after")
+    def _something(self) -> PoseTarget:
+        if not self.given():
+            raise ValueError("a pose target takes position and/or wxyz")
+        return self
+
+
+class PointTarget(Target):
+    """A point [m]."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"required": ["position"], "examples": [{"position": [0.6, 0.2, 0.3]}]}
+    )
+
+    wxyz: SkipJsonSchema[None] = None
+    direction: SkipJsonSchema[None] = None
+    q: SkipJsonSchema[None] = None
+    keyframe: SkipJsonSchema[None] = None
+
+    @model_validator(mode="after")
+    def _position(self) -> PointTarget:
+        if self.position is None:
+            raise ValueError("a point target takes position")
+        return self
+
+
+class DirectionTarget(Target):
+    """A direction (normalised on use)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"required": ["direction"], "examples": [{"direction": [0, 0, -1]}]}
+    )
+
+    position: SkipJsonSchema[None] = None
+    wxyz: SkipJsonSchema[None] = None
+    q: SkipJsonSchema[None] = None
+    keyframe: SkipJsonSchema[None] = None
+
+    @model_validator(mode="after")
+    def _direction(self) -> DirectionTarget:
+        if self.direction is None:
+            raise ValueError("a direction target takes direction")
+        return self
+
+
+class PostureTarget(Target):
+    """A configuration of size nq, or a keyframe name (exactly one)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            **exactly_one_of("q", "keyframe"),
+            "examples": [{"keyframe": "home"}, {"q": [0.0, 0.4, 0.0, -1.2, 0.0, 1.4, 0.0]}],
+        }
+    )
+
+    position: SkipJsonSchema[None] = None
+    wxyz: SkipJsonSchema[None] = None
+    direction: SkipJsonSchema[None] = None
+
+    @model_validator(mode="after")
+    def _one(self) -> PostureTarget:
+        if len(self.given()) != 1:
+            raise ValueError("a posture target takes exactly one of q or keyframe")
+        return self
+
+
 def unit(values: list[float], what: str) -> list[float]:
     """``values / ‖values‖``; :class:`InvalidTarget` when the norm is below 1e-9."""
     norm = math.sqrt(sum(v * v for v in values))
@@ -79,6 +185,8 @@ def unit(values: list[float], what: str) -> list[float]:
 class TargetShape(ABC):
     """What a kind's target looks like, and how an update completes it."""
 
+    model: ClassVar[type[Target]]
+    """The API's model of this shape (its schema lists exactly :attr:`fields`)."""
     fields: ClassVar[tuple[str, ...]]
     combine: ClassVar[str] = " or "  # how the fields are listed in errors
     gizmo: ClassVar[GizmoShape | None] = None
@@ -107,6 +215,7 @@ class TargetShape(ABC):
 
 
 class PoseShape(TargetShape):
+    model = PoseTarget
     fields = ("position", "wxyz")
     combine = " and/or "
     gizmo: ClassVar[GizmoShape | None] = "pose"
@@ -119,30 +228,35 @@ class PoseShape(TargetShape):
         if position is None or wxyz is None:
             raise InvalidRequest(f"target of {where} needs both position and wxyz")
         # Values are validated already (finite, right sizes): build without re-validating.
-        return Target.model_construct(position=list(position), wxyz=unit(list(wxyz), "wxyz"))
+        return PoseTarget.model_construct(position=list(position), wxyz=unit(list(wxyz), "wxyz"))
 
 
 class PointShape(TargetShape):
+    model = PointTarget
     fields = ("position",)
     gizmo: ClassVar[GizmoShape | None] = "point"
 
     def _complete(
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
-        return Target.model_construct(position=list(update.position or []))
+        return PointTarget.model_construct(position=list(update.position or []))
 
 
 class DirectionShape(TargetShape):
+    model = DirectionTarget
     fields = ("direction",)
     gizmo: ClassVar[GizmoShape | None] = "direction"
 
     def _complete(
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
-        return Target.model_construct(direction=unit(list(update.direction or []), "direction"))
+        return DirectionTarget.model_construct(
+            direction=unit(list(update.direction or []), "direction")
+        )
 
 
 class PostureShape(TargetShape):
+    model = PostureTarget
     fields = ("q", "keyframe")
 
     def check(self, update: Target, where: str) -> None:
@@ -154,11 +268,11 @@ class PostureShape(TargetShape):
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
         if update.keyframe is not None:
-            return Target.model_construct(q=keyframe_q(model, update.keyframe).tolist())
+            return PostureTarget.model_construct(q=keyframe_q(model, update.keyframe).tolist())
         q = list(update.q or [])
         if len(q) != model.nq:
             raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
-        return Target.model_construct(q=q)
+        return PostureTarget.model_construct(q=q)
 
 
 def pose_target(pose: SE3 | None) -> Target:
@@ -166,7 +280,7 @@ def pose_target(pose: SE3 | None) -> Target:
     if pose is None:
         raise TargetNotSet("the task")
     values = pose.wxyz_xyz.tolist()
-    return Target.model_construct(position=values[4:], wxyz=values[:4])
+    return PoseTarget.model_construct(position=values[4:], wxyz=values[:4])
 
 
 def target_pose(target: Target) -> SE3:

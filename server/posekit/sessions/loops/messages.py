@@ -6,7 +6,8 @@ Named tuples: typed fields, and they pickle as compactly and quickly as plain tu
 Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
 :class:`Close`, :class:`Stop`. Solver process → server: :class:`States` (one per pass,
 each state's JSON already encoded), :class:`Diverged` (a mirror could not be built or a
-replayed change failed: re-open it from the spec), :class:`ExportedSpec`.
+replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
+(first, once the process is warm).
 """
 
 from __future__ import annotations
@@ -77,4 +78,8 @@ class ExportedSpec(NamedTuple):
     spec: dict[str, Any] | None
 
 
-FromSolver = States | Diverged | ExportedSpec
+class Ready(NamedTuple):
+    """The solver process is warm (imports done, kernels compiled) and serves."""
+
+
+FromSolver = States | Diverged | ExportedSpec | Ready

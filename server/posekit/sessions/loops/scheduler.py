@@ -11,6 +11,12 @@ a change never waits behind the cadence backlog.
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
 
+Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
+sessions' steps together take more than the loop's ``capacity``, the heaviest are
+stepped less often (their states say ``throttled``) so that the others keep their rate.
+A pass ends early once it has run ``MAX_PASS_S`` and changes wait, so a change never
+waits for more than one step of another session.
+
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
 batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
@@ -27,8 +33,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from posekit.sessions.changes import Change
+from posekit.sessions.loops.fair_share import FairShare
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.subscription import SignalBatch
 
@@ -40,6 +48,7 @@ WAKE_SPACING = 0.5
 MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait for a pass)
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
+MAX_PASS_S = 0.004  # [s] a pass that ran this long ends when changes wait
 
 _Entry = tuple[float, int, int, LoopSession]  # (due, tie-breaker, token, session)
 
@@ -52,14 +61,22 @@ class _Slot:
     due: float | None = None  # when its valid entry is due; None: none (in flight, parked)
     urgent: bool = False  # whether that entry is a change (not a cadence step)
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
+    period: float | None = None  # [s] its period when throttled, else None
 
 
 class Scheduler:
     """The solve-loop thread shared by all sessions of a :class:`SessionManager`
-    (a :class:`~posekit.sessions.loops.solve_loop.SolveLoop`)."""
+    (a :class:`~posekit.sessions.loops.solve_loop.SolveLoop`).
 
-    def __init__(self, name: str = "posekit-solver") -> None:
+    Args:
+        name: The thread's name.
+        capacity: Seconds of solving per second the sessions may take together before
+            the heaviest are throttled (a fraction of one core; ``inf``: never).
+    """
+
+    def __init__(self, name: str = "posekit-solver", capacity: float = math.inf) -> None:
         self._name = name
+        self.fair_share = FairShare(capacity)
         self._cond = threading.Condition()
         self._changes: list[_Entry] = []
         self._cadence: list[_Entry] = []
@@ -114,7 +131,8 @@ class Scheduler:
                 if session.closed:
                     return
                 slot = self._slots[session] = _Slot()
-            at = max(time.monotonic(), slot.last_step + WAKE_SPACING * session.period)
+            spacing = slot.period if slot.period is not None else WAKE_SPACING * session.period
+            at = max(time.monotonic(), slot.last_step + spacing)
             if slot.due is not None:
                 if slot.urgent and slot.due <= at:
                     return
@@ -146,6 +164,7 @@ class Scheduler:
         """Never step ``session`` again (it was deleted)."""
         with self._cond:
             self._slots.pop(session, None)
+            self.fair_share.forget(session)
 
     # ------------------------------------------------------------------ loop
     def _valid(self, entry: _Entry) -> _Slot | None:
@@ -157,7 +176,7 @@ class Scheduler:
         while heap and self._valid(heap[0]) is None:
             heapq.heappop(heap)  # stale: the session was rescheduled or removed
 
-    def _take_due(self) -> tuple[list[tuple[float, LoopSession]], float | None]:
+    def _take_due(self) -> tuple[list[_Due], float | None]:
         """Sessions due now (changes first) and 0, or none and the seconds until one is
         due (None: nothing is scheduled). Condition held."""
         self._prune(self._changes)
@@ -169,14 +188,14 @@ class Scheduler:
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
-        due: list[tuple[float, LoopSession]] = []
+        due: list[_Due] = []
         for heap in (self._changes, self._cadence):
             while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
                 entry = heapq.heappop(heap)
                 slot = self._valid(entry)
                 if slot is not None:
                     slot.due = None  # in flight
-                    due.append((entry[0], entry[3]))
+                    due.append(_Due(entry[0], entry[3], heap is self._changes))
         return due, 0.0
 
     def step_due(self) -> float | None:
@@ -203,27 +222,58 @@ class Scheduler:
                     return
             self._run_pass(due, batch)
 
-    def _run_pass(self, due: list[tuple[float, LoopSession]], batch: SignalBatch) -> None:
-        for at, session in due:
-            solve_us = 0.0
-            try:
-                state = session.step(batch)
-                keep_going, solve_us = state.status == "running", state.solve_us
-            except Exception:  # a bug in one session must not stop the others
-                logger.exception("session %s: step crashed", session.id)
-                keep_going = False
-            with self._cond:
-                slot = self._slots.get(session)
-                if slot is not None:
-                    slot.last_step = time.monotonic()
-            self.steps += 1
-            if self.on_step is not None:
-                self.on_step(solve_us)
-            if keep_going:
-                self._schedule_next(session, max(at + session.period, time.monotonic()))
+    def _run_pass(self, due: list[_Due], batch: SignalBatch) -> None:
+        start = time.monotonic()
+        stepped: list[LoopSession] = []
+        for index, item in enumerate(due):
+            if index and time.monotonic() - start > MAX_PASS_S and self._changes:
+                self._put_back(due[index:])
+                break
+            self._step(item, batch)
+            stepped.append(item.session)
         batch.flush()
         if self.on_pass is not None:
             try:
-                self.on_pass([session for _, session in due])
+                self.on_pass(stepped)
             except Exception:
                 logger.exception("the pass hook failed")
+
+    def _step(self, item: _Due, batch: SignalBatch) -> None:
+        """Step one session, charge its CPU time to its share and schedule its next step."""
+        session = item.session
+        period, throttled = self.fair_share.period(session, session.period)
+        solve_us = 0.0
+        cpu = time.thread_time()
+        try:
+            state = session.step(batch, throttled)
+            keep_going, solve_us = state.status == "running", state.solve_us
+        except Exception:  # a bug in one session must not stop the others
+            logger.exception("session %s: step crashed", session.id)
+            keep_going = False
+        self.fair_share.record(session, time.thread_time() - cpu, 1.0 / session.period, keep_going)
+        with self._cond:
+            slot = self._slots.get(session)
+            if slot is not None:
+                slot.last_step = time.monotonic()
+                slot.period = period if throttled else None
+        self.steps += 1
+        if self.on_step is not None:
+            self.on_step(solve_us)
+        if keep_going:
+            self._schedule_next(session, max(item.at + period, time.monotonic()))
+
+    def _put_back(self, items: list[_Due]) -> None:
+        """Reschedule sessions taken for a pass but not stepped (as they were)."""
+        with self._cond:
+            for item in items:
+                slot = self._slots.get(item.session)
+                if slot is not None and slot.due is None:
+                    self._push(item.session, slot, item.at, item.urgent)
+
+
+class _Due(NamedTuple):
+    """A session taken for a pass: when it was due, and whether for a change."""
+
+    at: float
+    session: LoopSession
+    urgent: bool

@@ -37,8 +37,9 @@ class LoopSession(Protocol):
     @property
     def revision(self) -> int: ...
 
-    def step(self, batch: SignalBatch | None = None) -> SessionState:
-        """Solve one step now and publish its state."""
+    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
+        """Solve one step now and publish its state (``throttled``: the loop steps this
+        session less often than its rate, to share the loop fairly)."""
 
     def adopt(self, state: SessionState, batch: SignalBatch) -> None:
         """Publish a state solved elsewhere (by a mirror of this session)."""

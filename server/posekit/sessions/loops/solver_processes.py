@@ -15,8 +15,11 @@ in one of N solver processes (:mod:`posekit.sessions.loops.solver_worker`):
   (states of a replaced mirror are dropped), and are published by
   :meth:`Session.adopt` (their JSON already encoded by the solver process).
 
-A solver process that dies is restarted (backing off when it keeps dying) and its
-sessions re-opened from their specs; a mirror that fails (a bug: every change was
+A solver process that dies is replaced at once by a *spare*: a solver process started
+ahead of need, its imports done and its kernels compiled, so states flow again within a
+fraction of a second; its sessions are re-opened from their specs and a new spare is
+started. Only a process that keeps dying (again and again within ``HEALTHY_S`` of its
+start) is replaced with a growing delay; a mirror that fails (a bug: every change was
 validated before) is re-opened, at most ``MAX_REOPENS`` times in a row; beyond, the
 session reports ``failed`` and is no longer solved. Re-opening runs on its own thread:
 the reader of a pipe never waits for a send, so the two pipes cannot both fill up.
@@ -35,7 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, NamedTuple
 
 from posekit.robots import RobotRegistry
 from posekit.sessions.changes import Change
@@ -47,6 +50,7 @@ from posekit.sessions.loops.messages import (
     ExportedSpec,
     FromSolver,
     Open,
+    Ready,
     Replay,
     States,
     Stop,
@@ -59,6 +63,39 @@ from posekit.sessions.subscription import SignalBatch
 logger = logging.getLogger(__name__)
 _CONTEXT = multiprocessing.get_context("spawn")  # forking a threaded server is unsafe
 MAX_REOPENS = 3  # a mirror failing more often in a row has a reproducible cause
+HEALTHY_S = 10.0  # [s] a solver process that lived this long did not "keep dying"
+MAX_BACKOFF_S = 30.0
+
+
+class _Spawned(NamedTuple):
+    """A started solver process and our end of its pipe."""
+
+    process: BaseProcess
+    connection: Connection
+    started: float  # [s, monotonic]
+
+
+def _spawn(name: str, registry: RobotRegistry, capacity: float) -> _Spawned:
+    ours, theirs = _CONTEXT.Pipe(duplex=True)
+    process = _CONTEXT.Process(
+        target=solver_worker.main, args=(theirs, registry, capacity), name=name, daemon=True
+    )
+    process.start()
+    theirs.close()
+    return _Spawned(process, ours, time.monotonic())
+
+
+def _end(spawned: _Spawned, timeout: float) -> None:
+    """Stop a solver process (politely, then by force) and close its pipe."""
+    try:
+        spawned.connection.send(Stop())
+    except OSError:
+        pass
+    spawned.process.join(timeout)
+    if spawned.process.is_alive():
+        spawned.process.kill()
+        spawned.process.join(timeout)
+    spawned.connection.close()
 
 
 class SolverProcesses:
@@ -68,18 +105,29 @@ class SolverProcesses:
         processes: Number of solver processes (>= 1).
         registry: Where the sessions' robots come from: pass the manager's registry
             (solver processes build the same one and compile the models themselves).
+        capacity: Each solver process's fair-share capacity (see
+            :class:`~posekit.sessions.loops.scheduler.Scheduler`).
 
     New sessions go to the process with the fewest sessions.
     """
 
-    def __init__(self, processes: int = 1, registry: RobotRegistry | None = None) -> None:
+    def __init__(
+        self,
+        processes: int = 1,
+        registry: RobotRegistry | None = None,
+        capacity: float = math.inf,
+    ) -> None:
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
         self._count = processes
+        self.capacity = capacity
         self.registry = registry if registry is not None else RobotRegistry()
         self._links: list[_SolverLink] = []
         self._link_of: dict[str, _SolverLink] = {}
         self._lock = threading.Lock()
+        self._spare: _Spawned | None = None
+        self._spare_lock = threading.Lock()  # held while a spare is being started
+        self._stopped = False
         self.epochs = itertools.count(1)
         """Mirror epochs, unique across the solver processes."""
         self.on_step: Callable[[float], None] | None = None
@@ -90,6 +138,7 @@ class SolverProcesses:
         with self._lock:
             if self._links:
                 return
+            self._stopped = False
             self._links = [_SolverLink(self, index) for index in range(self._count)]
         for link in self._links:
             link.start()
@@ -100,8 +149,13 @@ class SolverProcesses:
         with self._lock:
             links, self._links = self._links, []
             self._link_of.clear()
+            self._stopped = True
         for link in links:
             link.stop(timeout)
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            _end(spare, timeout)
         atexit.unregister(self.stop)
 
     @property
@@ -117,6 +171,35 @@ class SolverProcesses:
     def pids(self) -> list[int | None]:
         """Process ids of the solver processes (diagnostics and tests)."""
         return [link.pid for link in self._links]
+
+    def spare_pid(self) -> int | None:
+        """Process id of the spare solver process, once it is started."""
+        spare = self._spare
+        return spare.process.pid if spare is not None else None
+
+    def new_process(self, name: str) -> _Spawned:
+        """A solver process for a link: the spare when there is a live one (and a new
+        spare is started in the background), else one started now."""
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+        if spare is not None and spare.process.is_alive():
+            threading.Thread(target=self._refill_spare, name="posekit-spare", daemon=True).start()
+            return spare
+        if spare is not None:
+            spare.connection.close()
+        return _spawn(name, self.registry, self.capacity)
+
+    def link_ready(self) -> None:
+        """A link's solver process is warm: once all are, start the spare (starting it
+        sooner would slow theirs down)."""
+        if all(link.ready for link in self._links):
+            threading.Thread(target=self._refill_spare, name="posekit-spare", daemon=True).start()
+
+    def _refill_spare(self) -> None:
+        """Start a spare solver process unless there is one (or the loop stopped)."""
+        with self._spare_lock:
+            if self._spare is None and not self._stopped:
+                self._spare = _spawn("posekit-solver-spare", self.registry, self.capacity)
 
     def mirror_spec(self, session: LoopSession, timeout: float = 10.0) -> dict[str, Any] | None:
         """The portable spec (JSON) of the session's mirror, as its solver process sees
@@ -159,6 +242,7 @@ class _SolverLink:
         self.sessions: dict[str, LoopSession] = {}
         self.steps = 0
         self.restarts = 0
+        self.ready = False  # its first process said it is warm
         self.failures = 0  # mirrors that failed (and were re-opened or given up)
         self._epochs: dict[str, int] = {}  # session id → epoch of its current mirror
         self._reopens: dict[str, int] = {}  # session id → re-opens since its last state
@@ -169,8 +253,8 @@ class _SolverLink:
         self._connection: Connection | None = None
         self._stopping = False
         self._reader: threading.Thread | None = None
-        self._last_restart = -math.inf
-        self._quick_restarts = 0  # restarts less than a minute after the previous one
+        self._started = -math.inf  # [s, monotonic] when the current process started
+        self._quick_deaths = 0  # deaths in a row within HEALTHY_S of the process's start
 
     @property
     def pid(self) -> int | None:
@@ -197,22 +281,15 @@ class _SolverLink:
             self._reader.join(timeout)
 
     def _spawn(self) -> bool:
-        """Start a (new) solver process; False when stopping."""
+        """Take a (new) solver process — the spare when there is one; False when stopping."""
         with self._life_lock:
             if self._stopping:
                 return False
-            ours, theirs = _CONTEXT.Pipe(duplex=True)
-            process = _CONTEXT.Process(
-                target=solver_worker.main,
-                args=(theirs, self._owner.registry),
-                name=self._name,
-                daemon=True,
-            )
-            process.start()
-            theirs.close()
+            spawned = self._owner.new_process(self._name)
             with self._send_lock:
                 previous = self._connection
-                self._process, self._connection = process, ours
+                self._process, self._connection = spawned.process, spawned.connection
+                self._started = spawned.started
         if previous is not None:
             previous.close()
         return True
@@ -292,6 +369,10 @@ class _SolverLink:
             if failed is not None:
                 self.failures += 1
                 self._in_background(self._recover, failed, message.reason)
+        elif isinstance(message, Ready):
+            if not self.ready:
+                self.ready = True
+                self._owner.link_ready()
         elif isinstance(message, ExportedSpec):
             future = self._exports.pop(message.session_id, None)
             if future is not None:
@@ -317,11 +398,10 @@ class _SolverLink:
             if process.is_alive():  # the pipe broke but the process lives on
                 process.kill()
                 process.join(1.0)
-        now = time.monotonic()
-        self._quick_restarts = self._quick_restarts + 1 if now - self._last_restart < 60.0 else 0
-        self._last_restart = now
-        if self._quick_restarts:  # dying again and again: back off (1, 2, 4 … 30 s)
-            time.sleep(min(30.0, 2.0 ** (self._quick_restarts - 1)))
+        lived = time.monotonic() - self._started
+        self._quick_deaths = self._quick_deaths + 1 if lived < HEALTHY_S else 0
+        if self._quick_deaths > 1:  # it keeps dying: back off (1, 2, 4 … 30 s)
+            time.sleep(min(MAX_BACKOFF_S, 2.0 ** (self._quick_deaths - 2)))
         code = process.exitcode if process is not None else None
         if not self._spawn():
             return

@@ -30,10 +30,12 @@ import queue
 import select
 import signal
 import threading
+import time
 from multiprocessing.connection import Connection
 
 import mujoco
 
+from posekit.memory import limit_malloc_arenas
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops.messages import (
     Close,
@@ -42,6 +44,7 @@ from posekit.sessions.loops.messages import (
     ExportedSpec,
     FromSolver,
     Open,
+    Ready,
     Replay,
     Solved,
     States,
@@ -51,22 +54,26 @@ from posekit.sessions.loops.messages import (
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.session import Session
+from posekit.warmup import compile_kernels
 
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGES_PER_PASS = 256  # a flood of messages cannot starve the solving
+EXPIRE_INTERVAL_S = 1.0  # [s] between two releases of the models no mirror uses
 _ModelKey = tuple[str, str]  # (robot, entry)
 
 
 class MirrorHost:
     """The mirrors of one solver process and the pipe they answer on."""
 
-    def __init__(self, connection: Connection, registry: RobotRegistry) -> None:
+    def __init__(
+        self, connection: Connection, registry: RobotRegistry, capacity: float = math.inf
+    ) -> None:
         self._connection = connection
         self._registry = registry
         self.sessions: dict[str, Session] = {}
         self._epochs: dict[str, int] = {}
-        self.scheduler = Scheduler(name="posekit-solver-process")
+        self.scheduler = Scheduler(name="posekit-solver-process", capacity=capacity)
         self.scheduler.on_pass = self._publish
         # Sessions waiting for their model: their messages, in arrival order.
         self._waiting: dict[str, tuple[_ModelKey, list[ToSolver]]] = {}
@@ -75,6 +82,9 @@ class MirrorHost:
             queue.SimpleQueue()
         )
         self._wake_read, self._wake_write = os.pipe()
+        self._to_load: queue.SimpleQueue[_ModelKey] = queue.SimpleQueue()
+        threading.Thread(target=self._loader, name="posekit-model-loader", daemon=True).start()
+        self._next_expiry = 0.0
 
     def serve(self) -> None:
         """Apply messages and step the mirrors until ``stop`` or until the server
@@ -100,12 +110,12 @@ class MirrorHost:
                         logger.exception("solver process: could not handle %r", message)
                     handled += 1
                 delay = self.scheduler.step_due()
+                self._expire_models()
                 if handled == MAX_MESSAGES_PER_PASS:
                     continue
-                if delay is None:
-                    readable.poll()
-                elif delay > 0.0:
-                    readable.poll(math.ceil(delay * 1e3))  # [ms]: until a message or a step
+                wait = EXPIRE_INTERVAL_S if delay is None else min(delay, EXPIRE_INTERVAL_S)
+                if wait > 0.0:
+                    readable.poll(math.ceil(wait * 1e3))  # [ms]: until a message or a step
         except (EOFError, OSError):
             return
         finally:
@@ -125,9 +135,16 @@ class MirrorHost:
         elif isinstance(message, Export):
             mirror = self.sessions.get(message.session_id)
             spec = mirror.spec().model_dump(mode="json") if mirror is not None else None
-            self._send(ExportedSpec(message.session_id, spec))
+            self.send(ExportedSpec(message.session_id, spec))
         elif isinstance(message, Close):
             self._close(message.session_id)
+
+    def _expire_models(self) -> None:
+        """Release the models no mirror uses any more (at most once a second)."""
+        now = time.monotonic()
+        if now >= self._next_expiry:
+            self._next_expiry = now + EXPIRE_INTERVAL_S
+            self._registry.expire()
 
     # -------------------------------------------------------------- mirrors
     def _open(self, message: Open) -> None:
@@ -137,13 +154,13 @@ class MirrorHost:
         try:
             loaded = self._registry.is_loaded(*key)
         except Exception as exc:  # e.g. a robot this registry does not know
-            self._send(Diverged(session_id, f"open failed: {exc}"))
+            self.send(Diverged(session_id, f"open failed: {exc}"))
             return
         if not loaded:
             self._waiting[session_id] = (key, [message])
             if key not in self._loading:
                 self._loading.add(key)
-                threading.Thread(target=self._load, args=(key,), daemon=True).start()
+                self._to_load.put(key)
             return
         try:
             model = self._registry.model(*key)
@@ -152,7 +169,7 @@ class MirrorHost:
             )
         except Exception as exc:
             logger.exception("solver process: could not open session %s", session_id)
-            self._send(Diverged(session_id, f"open failed: {exc}"))
+            self.send(Diverged(session_id, f"open failed: {exc}"))
             return
         mirror.continue_from(message.counters)
         self.sessions[session_id] = mirror
@@ -175,17 +192,21 @@ class MirrorHost:
             name = type(message.change).__name__
             logger.exception("solver process: %s on %s failed", name, message.session_id)
             self._close(message.session_id)
-            self._send(Diverged(message.session_id, f"{name} failed: {exc}"))
+            self.send(Diverged(message.session_id, f"{name} failed: {exc}"))
 
     # --------------------------------------------------------------- models
-    def _load(self, key: _ModelKey) -> None:
-        """Compile a model (on a loader thread) and hand it to the main loop."""
-        try:
-            result: mujoco.MjModel | Exception = self._registry.model(*key)
-        except Exception as exc:
-            result = exc
-        self._loaded.put((key, result))
-        os.write(self._wake_write, b"\0")
+    def _loader(self) -> None:
+        """Compile the models asked for, one at a time, and hand them to the main loop
+        (one long-lived thread: its allocations stay in one malloc arena)."""
+        while True:
+            key = self._to_load.get()
+            try:
+                result: mujoco.MjModel | Exception = self._registry.model(*key)
+            except Exception as exc:
+                result = exc
+            self._loaded.put((key, result))
+            del result  # the main loop's mirrors hold the model, not this thread
+            os.write(self._wake_write, b"\0")
 
     def _take_loaded_models(self) -> None:
         """Replay the messages of the sessions whose model finished loading."""
@@ -197,7 +218,7 @@ class MirrorHost:
             for session_id in ready:
                 _, messages = self._waiting.pop(session_id)
                 if isinstance(result, Exception):
-                    self._send(Diverged(session_id, f"open failed: {result}"))
+                    self.send(Diverged(session_id, f"open failed: {result}"))
                     continue
                 for message in messages:
                     self.handle(message)
@@ -213,18 +234,22 @@ class MirrorHost:
                 state.json()
                 states.append(Solved(session_id, epoch, state))
         if states:
-            self._send(States(states))
+            self.send(States(states))
 
-    def _send(self, message: FromSolver) -> None:
+    def send(self, message: FromSolver) -> None:
         try:
             self._connection.send(message)
         except OSError:
             pass  # the server process is gone; serve() ends on its next receive
 
 
-def main(connection: Connection, registry: RobotRegistry) -> None:
-    """Entry point of a solver process."""
+def main(connection: Connection, registry: RobotRegistry, capacity: float = math.inf) -> None:
+    """Entry point of a solver process (``capacity``: its scheduler's fair share)."""
+    limit_malloc_arenas()
     # Ctrl-C reaches the whole process group: the server stops this process itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(processName)s %(levelname)s %(message)s")
-    MirrorHost(connection, registry).serve()
+    compile_kernels()  # before the first session, not during its first steps
+    host = MirrorHost(connection, registry, capacity)
+    host.send(Ready())
+    host.serve()

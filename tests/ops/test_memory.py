@@ -1,0 +1,90 @@
+"""Bounded memory: robot models are released in both processes once no session uses them."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from support.models import needs_menagerie
+from support.servers import ServerProcess
+from support.waiting import wait_for
+
+ROBOTS = [
+    "aloha",
+    "franka_emika_panda",
+    "kuka_iiwa_14",
+    "shadow_hand",
+    "stanford_tidybot",
+    "unitree_g1",
+    "unitree_h1",
+    "universal_robots_ur5e",
+]
+
+
+def resident_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def server_and_solver(server: ServerProcess) -> list[int]:
+    """The server's pid and its solver processes' (the serving one and the spare: its
+    children other than the resource tracker, which holds no models)."""
+    pids = [server.process.pid]
+    for children in Path(f"/proc/{server.process.pid}/task").glob("*/children"):
+        for child in children.read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"resource_tracker" not in cmdline:
+                pids.append(int(child))
+    return pids
+
+
+def settled_sizes(pids: list[int]) -> dict[int, float]:
+    """RSS of ``pids`` once it stopped changing (the spare warms up after the others)."""
+
+    def settled() -> dict[int, float] | None:
+        before = {pid: resident_mib(pid) for pid in pids}
+        time.sleep(1.0)
+        after = {pid: resident_mib(pid) for pid in pids}
+        return after if all(abs(after[p] - before[p]) < 0.02 * before[p] for p in pids) else None
+
+    return wait_for(settled, timeout=60, what="settled resident sizes")
+
+
+def cycle(client: httpx.Client, robot: str, pids: list[int] | None = None) -> list[float]:
+    """Create a session on ``robot``, wait until it was solved, delete it; the RSS of
+    ``pids`` while it was live."""
+    session = client.post("/api/sessions", json={"robot": robot})
+    assert session.status_code == 201, session.text
+    sid = session.json()["id"]
+    wait_for(
+        lambda: client.get(f"/api/sessions/{sid}/state").json()["seq"] > 1,
+        timeout=60,
+        what=f"a solved state of {robot}",
+    )
+    live = [resident_mib(pid) for pid in pids or []]
+    assert client.delete(f"/api/sessions/{sid}").status_code == 204
+    return live
+
+
+@needs_menagerie
+def test_sessions_on_eight_robots_leave_both_processes_near_a_fresh_servers_size() -> None:
+    server = ServerProcess(POSEKIT_MODEL_CACHE_IDLE_S="1")
+    try:
+        client = httpx.Client(base_url=server.url, timeout=120)
+        cycle(client, "arm7")  # a fresh server as `make run` leaves it: one session served
+        pids = wait_for(lambda: len(found := server_and_solver(server)) == 3 and found)
+        wait_for(lambda: client.get("/api/health").json()["sessions"] == 0, what="no session")
+        fresh = settled_sizes(pids)
+        live = [cycle(client, robot, pids) for robot in ROBOTS]
+        peak = {pid: max(sizes[i] for sizes in live) for i, pid in enumerate(pids)}
+        assert peak[pids[0]] > fresh[pids[0]] + 100, (fresh, peak)  # G1 was in
+
+        def back_to_fresh() -> bool:
+            return all(resident_mib(pid) <= 1.25 * fresh[pid] for pid in pids)
+
+        wait_for(back_to_fresh, timeout=30, what="RSS within 25 % of a fresh server's", poll=0.5)
+    finally:
+        server.stop()

@@ -1,0 +1,108 @@
+"""Fair share of a solve loop: heavy sessions are slowed first, light ones keep their rate."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+from posekit.sessions.loops.fair_share import FairShare, water_level
+from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.state import SessionState
+from posekit.sessions.subscription import SignalBatch
+from support.waiting import wait_for
+
+
+@pytest.mark.parametrize(
+    ("demands", "capacity", "level"),
+    [
+        ([0.1, 0.2], 0.5, math.inf),  # under capacity: nobody is slowed
+        ([0.1, 0.1, 0.9], 0.5, 0.3),  # the heavy one gets what the light ones leave
+        ([0.4, 0.4, 0.4], 0.6, 0.2),  # equal demands share equally
+        ([0.05] * 10 + [1.0, 2.0], 0.9, 0.2),
+    ],
+)
+def test_water_level_shares_capacity_max_min_fairly(
+    demands: list[float], capacity: float, level: float
+) -> None:
+    assert water_level(demands, capacity) == pytest.approx(level)
+    if math.isfinite(level):
+        assert sum(min(d, level) for d in demands) == pytest.approx(capacity)
+
+
+def test_only_sessions_above_the_level_are_slowed() -> None:
+    share = FairShare(capacity=0.5, refresh_s=0.0)
+    share.record("light", cost=0.001, rate_hz=60.0, running=True)  # demands 0.06 s/s
+    share.record("heavy", cost=0.02, rate_hz=60.0, running=True)  # demands 1.2 s/s
+    assert share.period("light", 1 / 60) == (1 / 60, False)
+    period, throttled = share.period("heavy", 1 / 60)
+    assert throttled
+    assert period == pytest.approx(0.02 / (0.5 - 0.06))  # cost / level: 0.44 s/s left
+    share.record("heavy", cost=0.02, rate_hz=60.0, running=False)  # parked: no demand
+    assert share.period("light", 1 / 60) == (1 / 60, False)
+
+
+class BusySession:
+    """A loop session whose step burns ``cost`` seconds of CPU and never converges."""
+
+    def __init__(self, name: str, cost: float, rate_hz: float = 60.0) -> None:
+        self.id = self.robot = self.entry = name
+        self.closed = False
+        self.period = 1.0 / rate_hz
+        self.revision = 0
+        self.cost = cost
+        self.states: list[SessionState] = []
+        self._lock = threading.Lock()
+
+    def step(self, batch: SignalBatch | None = None, throttled: bool = False) -> SessionState:
+        end = time.thread_time() + self.cost
+        while time.thread_time() < end:
+            pass
+        state = SessionState(
+            len(self.states) + 1, time.time(), [], {}, False, "running", None, 0.0,
+            throttled=throttled,
+        )  # fmt: skip
+        with self._lock:
+            self.states.append(state)
+        return state
+
+
+def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:
+    """Two sessions demanding 0.6 s/s each and five light ones on a loop of capacity 0.3:
+    the heavy ones are stepped at the level, the light ones at their rate."""
+    heavy = [BusySession(f"heavy{i}", cost=0.01) for i in range(2)]
+    light = [BusySession(f"light{i}", cost=0.0002) for i in range(5)]
+    scheduler = Scheduler(capacity=0.3)
+    scheduler.start()
+    try:
+        for session in heavy + light:
+            scheduler.attach(session)
+        wait_for(lambda: all(len(s.states) > 5 for s in heavy), what="heavy steps")
+        for session in heavy + light:
+            session.states.clear()
+        window = 1.5
+        time.sleep(window)
+        counts = {s.id: len(s.states) for s in heavy + light}
+    finally:
+        scheduler.stop()
+    # Light sessions: 60 Hz each (demand 0.012 s/s); the heavy ones share the rest,
+    # (0.3 - 5 × 0.012) / 2 = 0.12 s/s each, i.e. 12 steps/s instead of 60.
+    for session in light:
+        assert counts[session.id] >= 0.8 * 60 * window, counts
+        assert not any(state.throttled for state in session.states)
+    for session in heavy:
+        assert counts[session.id] <= 0.5 * 60 * window, counts
+        assert session.states[-1].throttled
+
+
+def test_without_a_capacity_nobody_is_throttled() -> None:
+    heavy = BusySession("heavy", cost=0.01)
+    scheduler = Scheduler()
+    scheduler.start()
+    try:
+        scheduler.attach(heavy)
+        wait_for(lambda: len(heavy.states) > 20, what="steps")
+    finally:
+        scheduler.stop()
+    assert not any(state.throttled for state in heavy.states)
