@@ -23,7 +23,7 @@ RUN pip install . \
 
 USER posekit
 # Compile the engine's Numba kernels once, at build time, into the user's cache.
-RUN python -c "import posekit, posekit.demo; posekit.demo.run_demo(steps=2)"
+RUN python -m posekit.warmup
 
 VOLUME ["/data"]
 EXPOSE 8000

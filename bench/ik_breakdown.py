@@ -1,7 +1,7 @@
 """Where a compiled IK step's time goes, scenario by scenario (``bench/ik_step.py``'s).
 
-For each scenario, after a few hundred steps along its trajectory, prints in µs per
-step (minimum over repeats of loops run inside compiled code, so without Python):
+For each scenario, prints in µs per step (loops run inside compiled code, so without
+Python):
 
 - ``fk``: ``mj_kinematics`` + ``mj_comPos`` (what ``integrate_inplace`` runs after
   ``mj_integratePos``);
@@ -12,6 +12,9 @@ step (minimum over repeats of loops run inside compiled code, so without Python)
 - ``step``: the median of a full step as ``bench/ik_step.py`` times it (move the
   targets, ``solve_ik``, ``integrate_inplace``), and ``python`` = ``step - kernel - fk``:
   the interpreter's share (the scenario's target moves, SE3 arithmetic, call overhead).
+
+Stages are timed every 30 steps along 600 steps of the scenario's trajectory (daqp's
+iterations change with the active bounds) and their medians printed.
 
 The floor of a step is ``fk + kernel``: MuJoCo's and daqp's C time plus the compiled
 assembly.
@@ -78,15 +81,37 @@ def _kernel(ints: np.ndarray, velocity: np.ndarray, repeats: int) -> None:
         run_step(ints, velocity)
 
 
-def _per_call(run: Callable[[int], None], repeats: int = 400) -> float:
-    run(5)
-    return min(timeit.repeat(lambda: run(repeats), number=1, repeat=7)) / repeats * 1e6
+def _per_call(run: Callable[[int], None], repeats: int = 50) -> float:
+    run(2)
+    return min(timeit.repeat(lambda: run(repeats), number=1, repeat=3)) / repeats * 1e6
 
 
-def _step_median(problem: Problem, first: int, steps: int = 400) -> float:
+def _stages(problem: Problem) -> dict[str, float]:
+    """Each stage's time at the problem's current state."""
+    plan = plan_for(
+        problem.configuration, problem.tasks, DT, limits=problem.limits,
+        constraints=problem.constraints or None,
+    )  # fmt: skip
+    ints = plan.header()
+    area = plan.qp_addresses()  # rows, then daqp's (bupper, blower, sense, lam)
+    velocity = np.zeros(problem.configuration.nv)
+    return {
+        "fk": _per_call(lambda n: _fk(ints, n)),
+        "tasks": _per_call(lambda n: _tasks(ints, n)),
+        "limits+qp": _per_call(lambda n: _limits_qp(ints, n)),
+        "daqp": _per_call(lambda n: _daqp(ints, n, area[0], area[1:])),
+        "kernel": _per_call(lambda n: _kernel(ints, velocity, n)),
+    }
+
+
+def breakdown(key: str, steps: int = 600, every: int = 30) -> dict[str, float]:
+    """Medians along ``steps`` steps of the scenario: stages every ``every`` steps, and
+    the full step as ``bench/ik_step.py`` times it."""
+    problem = SCENARIOS[key][1](posekit)
     configuration = problem.configuration
+    samples: dict[str, list[float]] = {}
     times = []
-    for step in range(first, first + steps):
+    for step in range(steps):
         start = time.perf_counter()
         problem.move_targets(step)
         velocity = posekit.solve_ik(
@@ -95,27 +120,12 @@ def _step_median(problem: Problem, first: int, steps: int = 400) -> float:
         )  # fmt: skip
         configuration.integrate_inplace(velocity, DT)
         times.append(time.perf_counter() - start)
-    return float(np.median(times)) * 1e6
-
-
-def breakdown(key: str) -> dict[str, float]:
-    problem = SCENARIOS[key][1](posekit)
-    step = _step_median(problem, 0)
-    plan = plan_for(
-        problem.configuration, problem.tasks, DT, limits=problem.limits,
-        constraints=problem.constraints or None,
-    )  # fmt: skip
-    ints = plan.header()
-    area = plan.qp_addresses()  # rows, then daqp's (bupper, blower, sense, lam)
-    figures = {
-        "fk": _per_call(lambda n: _fk(ints, n)),
-        "tasks": _per_call(lambda n: _tasks(ints, n)),
-        "limits+qp": _per_call(lambda n: _limits_qp(ints, n)),
-        "daqp": _per_call(lambda n: _daqp(ints, n, area[0], area[1:])),
-        "kernel": _per_call(lambda n: _kernel(ints, np.zeros(problem.configuration.nv), n)),
-        "step": step,
-    }
-    figures["python"] = step - figures["kernel"] - figures["fk"]
+        if step % every == every - 1:
+            for name, value in _stages(problem).items():
+                samples.setdefault(name, []).append(value)
+    figures = {name: float(np.median(values)) for name, values in samples.items()}
+    figures["step"] = float(np.median(times[every:])) * 1e6
+    figures["python"] = figures["step"] - figures["kernel"] - figures["fk"]
     return figures
 
 
