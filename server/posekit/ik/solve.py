@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import TypeVar
 
 import numpy as np
 import qpsolvers
@@ -31,8 +30,6 @@ from posekit.ik.limits.configuration_limit import ConfigurationLimit
 from posekit.ik.limits.limit import Bounds, Limit
 from posekit.ik.qp import QuadraticProgram, check_step_settings
 from posekit.ik.tasks.task import BaseTask, Task
-
-ItemT = TypeVar("ItemT")
 
 _DEFAULT_LIMITS: weakref.WeakKeyDictionary[Configuration, list[Limit]] = (
     weakref.WeakKeyDictionary()
@@ -158,11 +155,6 @@ def build_ik(
     return assemble_qp(configuration, tasks, dt, damping, limits, constraints).to_problem()
 
 
-def _listed(items: Sequence[ItemT]) -> Sequence[ItemT]:
-    """``items`` itself when it is a list or tuple, else its items in a list (iterated once)."""
-    return items if isinstance(items, (list, tuple)) else list(items)
-
-
 def solve_ik(
     configuration: Configuration,
     tasks: Sequence[BaseTask],
@@ -193,9 +185,14 @@ def solve_ik(
     """
     if safety_break:
         configuration.check_limits(safety_break=True)
-    tasks = tasks if isinstance(tasks, (list, tuple)) else list(tasks)
-    limits = default_limits(configuration) if limits is None else _listed(limits)
-    constraints = None if constraints is None else _listed(constraints)
+    if type(tasks) is not list and type(tasks) is not tuple:
+        tasks = list(tasks)  # iterated once: the compiled and the Python path both read it
+    if limits is None:
+        limits = default_limits(configuration)
+    elif type(limits) is not list and type(limits) is not tuple:
+        limits = list(limits)
+    if constraints is not None and type(constraints) is not list:
+        constraints = list(constraints)
     velocity = solve_compiled(configuration, tasks, dt, solver, damping, limits, constraints, kwargs)
     if velocity is not None:
         return velocity

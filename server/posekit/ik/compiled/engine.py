@@ -156,7 +156,16 @@ def solve_compiled(
     """The step's velocity from its compiled plan, or ``None``: take the Python path."""
     if solver != "daqp" or settings or current_engine() != "compiled":
         return None  # a choice of the caller: no warning (fallback_reason tells)
-    key = _key(configuration, tasks, dt, damping, limits, constraints)
+    # _key, inlined: this runs every step.
+    key = (
+        tuple(tasks),
+        tuple(limits),
+        tuple(constraints) if constraints else (),
+        dt,
+        damping,
+        configuration.data,
+        configuration.model,
+    )
     plans = _PLANS.get(id(configuration))
     try:
         plan = plans.last_plan if plans is not None and key == plans.last_key else None

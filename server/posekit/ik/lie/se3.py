@@ -3,6 +3,7 @@ r"""The rigid-transform group SE(3), stored as ``wxyz_xyz`` (unit quaternion, th
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import mujoco
 import numpy as np
@@ -76,7 +77,9 @@ class SE3(MatrixLieGroup):
         if type(translation) is not np.ndarray or translation.shape != (3,):
             translation = _parameter_vector(translation, 3, "translation")
         x, y, z = translation.tolist()
-        return cls._wrap(np.array((1.0, 0.0, 0.0, 0.0, float(x), float(y), float(z))))
+        pose = object.__new__(cls)
+        pose.wxyz_xyz = np.array((1.0, 0.0, 0.0, 0.0, x, y, z), dtype=np.float64)
+        return pose
 
     @classmethod
     def from_matrix(cls, matrix: np.ndarray) -> SE3:
@@ -156,7 +159,21 @@ class SE3(MatrixLieGroup):
         r""":math:`(R_1 R_2,\; R_1 t_2 + t_1)` (compiled: one call, see ``pose_kernels``)."""
         out = np.empty(7)
         compose_into(self.wxyz_xyz, other.wxyz_xyz, out)
-        return SE3._wrap(out)
+        pose = object.__new__(SE3)
+        pose.wxyz_xyz = out
+        return pose
+
+    @overload
+    def __matmul__(self, other: SE3) -> SE3: ...
+
+    @overload
+    def __matmul__(self, other: np.ndarray) -> np.ndarray: ...
+
+    def __matmul__(self, other: object) -> object:
+        """``X @ Y`` composes two poses (the common case, first); ``X @ p`` applies ``X``."""
+        if type(other) is SE3:
+            return self.multiply(other)
+        return super().__matmul__(other)  # type: ignore[call-overload]
 
     def inverse(self) -> SE3:
         r""":math:`(R^T,\; -R^T t)`."""
