@@ -5,6 +5,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     POSEKIT_DB=/data/posekit.sqlite3 \
+    POSEKIT_DATA_DIR=/data \
     NUMBA_CACHE_DIR=/home/posekit/.cache/numba
 
 # MuJoCo renders nothing here, but its wheel links against these at import time.

@@ -6,7 +6,9 @@ relay at ``/viewer/{sid}``, behind the token (one external port). Everyone on th
 the scene and the panels. A render thread follows the session at most ``fps`` times a
 second: when the session produced a new state or accepted a change, it writes the body
 poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
-``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself.
+``PANEL_HZ`` times a second. When the session is deleted the viewer stops itself. When
+the session's robot model is reloaded (its files changed), the scene, the gizmos and the
+panels are built again on the new model, for every browser already connected.
 
 Each browser's camera frames the robot and its targets when it connects (and on "Frame
 robot"): :mod:`posekit_viewer.camera_framing` on the robot's bounding box at the drawn
@@ -48,13 +50,9 @@ class SessionViewer:
 
     def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
         self.session = session
+        self.link = link
         self.server, self.socket_path = start_private_viser()
-        self.renderer = SceneRenderer(self.server, session.model)
-        self.renderer.render(np.asarray(session.state.q))
-        bounds = self.renderer.bounds()
-        scale = gizmo_scale(*bounds) if bounds is not None else DEFAULT_SCALE
-        self.gizmos = TargetGizmos(self.server, session, scale=scale)
-        self.panels = SessionPanels(self.server, session, link, self.renderer, self.frame)
+        self._build()
         self._period = 1.0 / fps
         self._stop = threading.Event()
         self._stop_lock = threading.Lock()
@@ -125,6 +123,7 @@ class SessionViewer:
         accepted a change; the panels at most ``PANEL_HZ`` times a second, and at
         least every ``PANEL_IDLE_PERIOD`` seconds.
         """
+        self._follow_model()
         state = self.session.state
         key = (state.seq, self.session.revision)
         redrawn = False
@@ -143,6 +142,29 @@ class SessionViewer:
             self._panels_due = False
             self.panels.refresh(self.viewers)
         return redrawn
+
+    def _build(self) -> None:
+        """The scene of the session's model at its q, gizmos sized from it, the panels."""
+        self.renderer = SceneRenderer(self.server, self.session.model)
+        self.renderer.render(np.asarray(self.session.state.q))
+        bounds = self.renderer.bounds()
+        scale = gizmo_scale(*bounds) if bounds is not None else DEFAULT_SCALE
+        self.gizmos = TargetGizmos(self.server, self.session, scale=scale)
+        self.panels = SessionPanels(
+            self.server, self.session, self.link, self.renderer, self.frame
+        )
+
+    def _follow_model(self) -> None:
+        """Build the scene, gizmos and panels again when the session runs a new model."""
+        model = self.session.model
+        if model is self.renderer.model:
+            return
+        with self.server.atomic():
+            self.server.scene.reset()
+            self.server.gui.reset()
+            self._build()
+        self._drawn = (-1, -1)
+        self._panels_due = True
 
     def _run(self) -> None:
         next_time = time.monotonic()

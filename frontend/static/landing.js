@@ -18,7 +18,9 @@ function showError(message) {
 
 async function api(method, path, body) {
   const options = { method, credentials: "same-origin", headers: {} };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    options.body = body;  // multipart: the browser sets the content type
+  } else if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
@@ -37,6 +39,14 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+const OWN = "your robots";
+
+function groupOf(robot) {
+  if (robot.source === "builtin") return "built-in";
+  if (robot.source === "local" || robot.source === "uploaded") return OWN;
+  return robot.category;
+}
+
 function renderRobots() {
   const filter = $("robot-filter").value.trim().toLowerCase();
   const list = $("robot-list");
@@ -45,11 +55,13 @@ function renderRobots() {
   for (const robot of state.robots) {
     const text = `${robot.name} ${robot.title} ${robot.category}`.toLowerCase();
     if (filter && !text.includes(filter)) continue;
-    const key = robot.source === "builtin" ? "built-in" : robot.category;
+    const key = groupOf(robot);
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(robot);
   }
-  const keys = [...groups.keys()].sort((a, b) => (a === "built-in" ? -1 : b === "built-in" ? 1 : a.localeCompare(b)));
+  const first = ["built-in", OWN];
+  const rank = (key) => (first.includes(key) ? first.indexOf(key) : first.length);
+  const keys = [...groups.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   for (const key of keys) {
     const header = document.createElement("div");
     header.className = "category";
@@ -162,9 +174,47 @@ async function loadSpec(file) {
   }
 }
 
+async function uploadRobot(file) {
+  const status = $("upload-status");
+  status.textContent = `Uploading ${file.name}…`;
+  const form = new FormData();
+  form.append("file", file, file.name);
+  try {
+    const robot = await api("POST", "/api/robots", form);
+    const frames = Object.keys(robot.preset_reasons || {}).join(", ");
+    status.textContent = `${robot.name} is ready: ${robot.nv} DoF; default tasks: ${frames}.`;
+    showError("");
+    state.robots = await api("GET", "/api/robots");
+    await selectRobot(robot.name);
+  } catch (error) {
+    status.textContent = "";
+    showError(`Could not upload ${file.name}: ${error.message}`);
+  }
+}
+
+function acceptDrops() {
+  const zone = $("robot-drop");
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    const files = event.dataTransfer && event.dataTransfer.files;
+    if (files && files.length) uploadRobot(files[0]);
+  });
+  $("robot-file").addEventListener("change", (event) => {
+    if (event.target.files.length) uploadRobot(event.target.files[0]);
+    event.target.value = "";
+  });
+}
+
 async function start() {
   $("robot-filter").addEventListener("input", renderRobots);
   $("new-session").addEventListener("click", newSession);
+  acceptDrops();
   $("spec-file").addEventListener("change", (event) => {
     if (event.target.files.length) loadSpec(event.target.files[0]);
   });

@@ -21,6 +21,7 @@ from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.origin_check import WebSocketOriginCheck
 from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
+from posekit.own_robots import OwnRobots
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solver_processes import SolverProcesses
@@ -37,7 +38,9 @@ def create_app(
     on_shutdown: Sequence[Hook] = (),
 ) -> FastAPI:
     """The posekit app: ``/api`` (REST + websocket), ``/docs``, ``/api/metrics``, the
-    landing page ``/`` and the viewers ``/viewer/{sid}``.
+    landing page ``/`` and the viewers ``/viewer/{sid}``; the robots of the settings'
+    folder and file and the uploaded ones (:class:`~posekit.own_robots.OwnRobots`),
+    live-reloaded while it runs.
 
     Args:
         settings: Deployment settings; :meth:`Settings.from_env` by default.
@@ -54,6 +57,7 @@ def create_app(
     configure_logging()
     if manager is None:
         manager = manager_from(settings)
+    own_robots = OwnRobots(settings, manager)
     hub = ViewerHub(manager)
     manager.on_session_closed(hub.forget)
     metrics = metrics_of(manager)
@@ -61,6 +65,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager.start()
+        own_robots.start()
         try:
             for hook in on_startup:
                 await call_hook(hook, app)
@@ -68,6 +73,7 @@ def create_app(
         finally:
             for hook in on_shutdown:
                 await call_hook(hook, app)
+            own_robots.stop()
             hub.stop_all()
             manager.shutdown()
 
@@ -87,7 +93,10 @@ def create_app(
         manager,
         max_body_bytes=settings.max_body_bytes,
         stream_limits=StreamLimits(max_bytes=settings.ws_max_bytes, rate=settings.ws_rate),
+        uploads=own_robots.uploads,
+        max_upload_bytes=settings.upload_max_bytes,
     )
+    app.state.own_robots = own_robots
     app.state.viewer_hub = hub
     app.state.metrics = metrics
     app.state.settings = settings

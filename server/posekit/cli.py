@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 WS_TRANSPORT_MAX_BYTES = 1 << 20
 
 
-def first_session(robot: str | None, announce: str | None = None) -> Hook:
+def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
     """A startup hook: when the server has no session (none restored from its database),
-    create one on ``robot`` (None: none); print the sessions' links under ``announce``
-    (a base URL), if given."""
+    create one on ``robot_name`` (None: none), or on the robot file the server was given
+    (``posekit up FILE``); print the sessions' links under ``announce`` (a base URL), if
+    given."""
 
     async def create_first(app: FastAPI) -> None:
         manager = app.state.manager
+        own_robots = getattr(app.state, "own_robots", None)
+        served = own_robots.served if own_robots is not None else None
+        robot = (served or robot_name) if robot_name is not None else None
         sessions = [s.id for s in manager.sessions()] + [
             u.summary.id for u in manager.unloaded()
         ]
@@ -48,9 +52,16 @@ def first_session(robot: str | None, announce: str | None = None) -> Hook:
     return create_first
 
 
-def serve(host: str | None, port: int | None, robot: str | None) -> None:
+def serve(
+    host: str | None,
+    port: int | None,
+    robot: str | None,
+    robot_file: str | None = None,
+    robots_dir: str | None = None,
+) -> None:
     """Run the app with uvicorn until interrupted (host and port default to the
-    ``POSEKIT_HOST`` / ``POSEKIT_PORT`` settings)."""
+    ``POSEKIT_HOST`` / ``POSEKIT_PORT`` settings; ``robot_file`` and ``robots_dir`` to
+    ``POSEKIT_ROBOT_FILE`` / ``POSEKIT_ROBOTS_DIR``)."""
     import uvicorn
 
     from posekit.app import create_app
@@ -58,6 +69,8 @@ def serve(host: str | None, port: int | None, robot: str | None) -> None:
 
     limit_malloc_arenas()
     settings = Settings.from_env()
+    given = {"robot_file": robot_file, "robots_dir": robots_dir}
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v})
     host = host or settings.host
     port = port or settings.port
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -92,8 +105,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="arm7",
         help=(
             "robot of the first session, created when the server has none "
-            "(default: the built-in arm7); 'none' for no session"
+            "(default: the robot file, else the built-in arm7); 'none' for no session"
         ),
+    )
+    up.add_argument(
+        "robot_file",
+        nargs="?",
+        default=None,
+        metavar="FILE",
+        help="an MJCF (.xml) or URDF (.urdf) file to serve, live-reloaded; the first "
+        "session is on it (default: POSEKIT_ROBOT_FILE)",
+    )
+    up.add_argument(
+        "--robots",
+        default=None,
+        metavar="DIR",
+        help="a folder of MJCF/URDF robots to serve, live-reloaded (default: POSEKIT_ROBOTS_DIR)",
     )
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -102,7 +129,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         demo()
         return
     try:
-        serve(args.host, args.port, None if args.robot == "none" else args.robot)
+        serve(
+            args.host,
+            args.port,
+            None if args.robot == "none" else args.robot,
+            args.robot_file,
+            args.robots,
+        )
     except SettingsError as error:
         raise SystemExit(f"posekit: {error}") from None
 

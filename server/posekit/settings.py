@@ -26,6 +26,18 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
 | ``POSEKIT_MODEL_CACHE_IDLE_S`` | ``60`` | … each for at most this many seconds after it was last used |
 | ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle) |
+| ``POSEKIT_ROBOTS_DIR`` | unset | folder of MJCF/URDF robots to serve (source ``local``), live-reloaded |
+| ``POSEKIT_ROBOT_FILE`` | unset | one MJCF/URDF file to serve (``posekit up FILE``; the first session is on it) |
+| ``POSEKIT_DATA_DIR`` | the folder of ``POSEKIT_DB``, else a temporary folder | where uploaded robots are stored (``robots/``) |
+| ``POSEKIT_MAX_UPLOADED_ROBOTS`` | ``20`` | uploaded robots kept at most (409 beyond) |
+| ``POSEKIT_UPLOAD_MAX_BYTES`` | ``67108864`` | an upload (zip or file) at most (413 beyond) |
+| ``POSEKIT_UPLOAD_MAX_FILE_BYTES`` | ``134217728`` | each unpacked file at most (413 beyond) |
+| ``POSEKIT_UPLOAD_MAX_TOTAL_BYTES`` | ``268435456`` | an upload's unpacked files together at most (413 beyond) |
+| ``POSEKIT_UPLOAD_MAX_FILES`` | ``2000`` | files and folders in an upload at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_BODIES`` | ``1000`` | bodies of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_GEOMS`` | ``10000`` | geoms of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_MESH_VERTICES`` | ``2000000`` | mesh vertices of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_COMPILE_TIMEOUT_S`` | ``30`` | time an uploaded model has to compile, in a child process (422 beyond) |
 
 A blank variable means its default, except ``POSEKIT_TOKEN``: a blank token is refused
 (it would silently mean open access).
@@ -36,12 +48,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from posekit.robots.compile_check import ModelCaps
 from posekit.robots.model_cache import CacheLimits
+from posekit.robots.safe_archive import ArchiveLimits
+from posekit.robots.uploads import UploadLimits
 
 ENV_PREFIX = "POSEKIT_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -77,6 +93,18 @@ class Settings(BaseSettings):
     model_cache_models: int = Field(8, ge=0)
     model_cache_mb: float = Field(512.0, ge=0.0, allow_inf_nan=False)
     model_cache_idle_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
+    robots_dir: str | None = None
+    robot_file: str | None = None
+    data_dir: str | None = None
+    max_uploaded_robots: int = Field(20, ge=0)
+    upload_max_bytes: int = Field(64 << 20, ge=1)
+    upload_max_file_bytes: int = Field(128 << 20, ge=1)
+    upload_max_total_bytes: int = Field(256 << 20, ge=1)
+    upload_max_files: int = Field(2000, ge=1)
+    robot_max_bodies: int = Field(1000, ge=1)
+    robot_max_geoms: int = Field(10_000, ge=1)
+    robot_max_mesh_vertices: int = Field(2_000_000, ge=0)
+    robot_compile_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
@@ -105,6 +133,28 @@ class Settings(BaseSettings):
     def cache_limits(self) -> CacheLimits:
         """How many unused compiled models each process keeps."""
         return CacheLimits(self.model_cache_models, self.model_cache_mb, self.model_cache_idle_s)
+
+    def upload_limits(self) -> UploadLimits:
+        """Caps on uploaded robots (count, archive, files, model size, compile time)."""
+        return UploadLimits(
+            robots=self.max_uploaded_robots,
+            archive=ArchiveLimits(
+                self.upload_max_file_bytes, self.upload_max_total_bytes, self.upload_max_files
+            ),
+            model=ModelCaps(
+                self.robot_max_bodies, self.robot_max_geoms, self.robot_max_mesh_vertices
+            ),
+            compile_timeout_s=self.robot_compile_timeout_s,
+        )
+
+    def data_path(self) -> Path | None:
+        """Where uploaded robots are stored: ``POSEKIT_DATA_DIR``, else the folder of
+        ``POSEKIT_DB``; None when neither is set (a temporary folder, gone at exit)."""
+        if self.data_dir:
+            return Path(self.data_dir).expanduser()
+        if self.db:
+            return Path(self.db).expanduser().resolve().parent
+        return None
 
     def fair_share_capacity(self) -> float:
         """The capacity of each solve loop's fair share (``inf``: never throttle)."""

@@ -27,15 +27,17 @@ def test_landing_page_starts_a_session_and_opens_its_viewer(
     page.goto(full_app.base_url + "/")
     page.wait_for_selector('.robot-item[data-robot="arm7"]')
     assert page.locator('.robot-item[data-robot="humanoid"]').count() == 1
-    # Every robot of the API is listed under its category (built-in ones first).
+    # Every robot of the API is listed under its category (built-in ones first, then the
+    # robots from files, "your robots").
     robots = httpx.get(f"{full_app.base_url}/api/robots").json()
     shown = page.evaluate(GROUPS)
-    expected = {r["name"]: "built-in" if r["source"] == "builtin" else r["category"]
-                for r in robots}  # fmt: skip
+    groups = {"builtin": "built-in", "local": "your robots", "uploaded": "your robots"}
+    expected = {r["name"]: groups.get(r["source"], r["category"]) for r in robots}
     assert shown == expected
     assert any(r["source"] == "menagerie" for r in robots)
     headers = page.locator(".category").evaluate_all("nodes => nodes.map(n => n.textContent)")
-    assert headers[0] == "built-in" and headers[1:] == sorted(headers[1:])
+    rest = [h for h in headers[1:] if h != "your robots"]
+    assert headers[0] == "built-in" and rest == sorted(rest)
     # The API docs are one click away.
     docs = page.get_by_role("link", name="API docs")
     assert docs.get_attribute("href") == "/docs"

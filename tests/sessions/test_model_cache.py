@@ -85,3 +85,36 @@ def test_the_registry_releases_robots_no_session_uses() -> None:
     gc.collect()
     assert arm() is None
     assert not registry.is_loaded("arm7")
+
+
+def test_an_invalidated_key_is_compiled_again_and_its_old_model_stays_with_its_users() -> None:
+    cache, compile_ = ModelCache(), Compiler()
+    old = cache.get(("robot", "scene"), lambda: compile_(0.1))
+    other = cache.get(("other", "scene"), lambda: compile_(0.2))
+    assert cache.invalidate(lambda key: key[0] == "robot") == [("robot", "scene")]
+    assert not cache.is_loaded(("robot", "scene")) and cache.is_loaded(("other", "scene"))
+    new = cache.get(("robot", "scene"), lambda: compile_(0.3))
+    assert new is not old and new.geom_size[0][0] == 0.3 and old.geom_size[0][0] == 0.1
+    assert cache.get(("other", "scene"), compile_) is other
+    assert compile_.compiles == 3
+
+
+def test_a_compile_under_way_when_its_key_is_invalidated_is_not_kept() -> None:
+    cache, compile_ = ModelCache(), Compiler()
+    started, release = threading.Event(), threading.Event()
+
+    def slow_compile() -> mujoco.MjModel:
+        started.set()
+        release.wait(5.0)
+        return compile_(0.1)  # the files as they were when it started
+
+    results: list[mujoco.MjModel] = []
+    worker = threading.Thread(target=lambda: results.append(cache.get("a", slow_compile)))
+    worker.start()
+    started.wait(5.0)
+    assert cache.invalidate(lambda key: key == "a") == ["a"]  # the files changed meanwhile
+    release.set()
+    worker.join(5.0)
+    assert results[0].geom_size[0][0] == 0.1  # its caller still gets it
+    assert not cache.is_loaded("a")  # but nobody else will
+    assert cache.get("a", lambda: compile_(0.4)).geom_size[0][0] == 0.4

@@ -74,7 +74,7 @@ class LiveServer:
 class ServerProcess:
     """``posekit up`` in a subprocess with the given ``POSEKIT_*`` environment."""
 
-    def __init__(self, robot: str = "none", **environment: str) -> None:
+    def __init__(self, robot: str = "none", args: tuple[str, ...] = (), **environment: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, **environment)
@@ -88,6 +88,7 @@ class ServerProcess:
                 str(self.port),
                 "--robot",
                 robot,
+                *args,
             ],
             env=env,
             cwd=REPO,

@@ -16,9 +16,11 @@ from posekit.api import routes_robots, routes_sessions, routes_stream, routes_ta
 from posekit.api.body_limit import BodySizeLimit
 from posekit.api.errors import install_error_handlers
 from posekit.api.stream_limits import StreamLimits
+from posekit.robots.uploads import RobotUploads
 from posekit.sessions.manager import SessionManager
 
 Hook = Callable[[FastAPI], Awaitable[None] | None]
+UPLOAD_ROUTE = ("POST", "/api/robots")
 
 DESCRIPTION = """
 Live, task-based differential inverse kinematics for MuJoCo robots.
@@ -52,6 +54,8 @@ def install_api(
     *,
     max_body_bytes: int,
     stream_limits: StreamLimits,
+    uploads: RobotUploads | None = None,
+    max_upload_bytes: int | None = None,
 ) -> None:
     """Serve ``manager``'s sessions on ``app``: the routes of ``/api``, the domain-error
     → HTTP mapping, and the request body limit.
@@ -61,13 +65,18 @@ def install_api(
         manager: The sessions to serve.
         max_body_bytes: Larger request bodies get 413.
         stream_limits: Size and rate of a websocket client's messages.
+        uploads: Where ``POST /api/robots`` stores uploaded robots (None: uploads are
+            refused).
+        max_upload_bytes: Larger uploads get 413 (the body limit of ``POST /api/robots``).
     """
     app.state.manager = manager
     app.state.registry = manager.registry
     app.state.stream_limits = stream_limits
+    app.state.robot_uploads = uploads
     app.state.metrics = None  # the composition root may plug its Metrics in
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    larger = {UPLOAD_ROUTE: max_upload_bytes} if max_upload_bytes else {}
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes, routes=larger)
     for module in (routes_robots, routes_sessions, routes_tasks, routes_stream):
         app.include_router(module.router)
 

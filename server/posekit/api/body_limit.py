@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -10,26 +11,31 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 class BodySizeLimit:
     """Pure ASGI middleware refusing HTTP bodies over ``max_bytes`` with 413.
 
-    The ``Content-Length`` header is checked first; a body without one (chunked) is
-    read up to the limit and replayed to the app only when it fits.
+    ``routes`` gives other limits to some ``(method, path)`` (uploads). The
+    ``Content-Length`` header is checked first; a body without one (chunked) is read up
+    to the limit and replayed to the app only when it fits.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, routes: Mapping[tuple[str, str], int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.routes = dict(routes or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.routes.get((scope.get("method", ""), scope.get("path", "")), self.max_bytes)
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None:
             try:
-                too_large = int(length) > self.max_bytes
+                too_large = int(length) > limit
             except ValueError:
                 too_large = False
             if too_large:
-                await self._refuse(send, int(length))
+                await self._refuse(send, int(length), limit)
                 return
             await self.app(scope, receive, send)
             return
@@ -41,8 +47,8 @@ class BodySizeLimit:
             if message["type"] != "http.request":
                 break
             body += message.get("body", b"")
-            if len(body) > self.max_bytes:
-                await self._refuse(send, len(body))
+            if len(body) > limit:
+                await self._refuse(send, len(body), limit)
                 return
             if not message.get("more_body", False):
                 break
@@ -53,11 +59,10 @@ class BodySizeLimit:
 
         await self.app(scope, replay_receive, send)
 
-    async def _refuse(self, send: Send, size: int) -> None:
+    async def _refuse(self, send: Send, size: int, limit: int) -> None:
         payload = json.dumps(
             {
-                "detail": f"request body of {size} bytes exceeds the limit of "
-                f"{self.max_bytes} bytes",
+                "detail": f"request body of {size} bytes exceeds the limit of {limit} bytes",
                 "code": "too_large",
             }
         ).encode()

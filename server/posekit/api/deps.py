@@ -7,6 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request, WebSocket
 
+from posekit.robots.errors import RobotConflict
+from posekit.robots.uploads import RobotUploads
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.session import Session
 
@@ -34,7 +36,16 @@ def edit_session(session_id: str, request: Request) -> Iterator[Session]:
         yield session
 
 
+def get_uploads(request: Request) -> RobotUploads:
+    """FastAPI dependency: the store of uploaded robots (409 when the app has none)."""
+    uploads: RobotUploads | None = request.app.state.robot_uploads
+    if uploads is None:
+        raise RobotConflict("this server takes no robot uploads")
+    return uploads
+
+
 ManagerDep = Annotated[SessionManager, Depends(get_manager)]
+UploadsDep = Annotated[RobotUploads, Depends(get_uploads)]
 SessionDep = Annotated[Session, Depends(get_session)]
 EditedSessionDep = Annotated[Session, Depends(edit_session, scope="function")]
 """A session a route changes: its change is stored before the 2xx leaves."""

@@ -5,9 +5,13 @@ exception                                    status  code
 ==========================================  ======  ==================
 pydantic ValidationError / bad JSON          422     invalid
 SessionNotFound, TaskNotFound, RobotNotFound  404     not_found
-NameConflict                                 409     conflict
+NameConflict, RobotConflict                  409     conflict
+RobotInUse                                   409     robot_in_use
+TooManyRobots                                409     too_many_robots
 StackFull (tasks, limits, collision pairs)   409     too_many_tasks, too_many_limits,
                                                      too_many_collision_pairs
+UploadTooLarge                               413     too_large
+RobotFileInvalid (an upload MuJoCo refuses)  422     invalid
 any other PosekitError                       409     mismatch
 SessionLimitReached                          429     too_many_sessions
 RobotUnavailable                             503     robot_unavailable
@@ -36,7 +40,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from posekit.ik.exceptions import PosekitError
-from posekit.robots.errors import RobotNotFound, RobotUnavailable
+from posekit.robots.errors import (
+    RobotConflict,
+    RobotFileInvalid,
+    RobotInUse,
+    RobotNotFound,
+    RobotUnavailable,
+    TooManyRobots,
+    UploadTooLarge,
+)
 from posekit.sessions.errors import (
     NameConflict,
     NotFound,
@@ -103,8 +115,16 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
     """HTTP status and error code of an engine/session/robot error."""
     if isinstance(exc, (NotFound, RobotNotFound)):
         return 404, "not_found"
-    if isinstance(exc, NameConflict):
+    if isinstance(exc, RobotInUse):
+        return 409, "robot_in_use"
+    if isinstance(exc, NameConflict | RobotConflict):
         return 409, "conflict"
+    if isinstance(exc, TooManyRobots):
+        return 409, "too_many_robots"
+    if isinstance(exc, UploadTooLarge):
+        return 413, "too_large"
+    if isinstance(exc, RobotFileInvalid):
+        return 422, "invalid"
     if isinstance(exc, StackFull):
         return 409, exc.code
     if isinstance(exc, SessionLimitReached):

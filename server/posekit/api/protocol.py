@@ -8,7 +8,8 @@ everything else the API sends or receives is defined here. Sessions return objec
 them into these models and JSON. A state's JSON is encoded once where it is solved
 (:meth:`SessionState.json`), with the fields :class:`StateMessage` documents.
 
-Websocket, server → client: ``hello``, ``state``, ``tasks``, ``error``, ``pong``;
+Websocket, server → client: ``hello``, ``state``, ``tasks``, ``reload``
+(:class:`~posekit.sessions.reload_report.ReloadReport`), ``error``, ``pong``;
 client → server: ``target``, ``ping`` (see :mod:`posekit.api.routes_stream`).
 """
 
@@ -17,11 +18,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
+from fastapi import UploadFile
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.kinds import LimitSpec, TaskSpec
+from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
@@ -181,6 +184,11 @@ class SessionSummary(BaseModel):
     tasks: list[str] = Field(description="Task names in stack order.")
     limits: list[str] = Field(description="Limit names.")
     solver: SolverSettings
+    reload: ReloadReport | None = Field(
+        None,
+        description="The latest live reload of the robot's model (its files changed), if "
+        "any: what was kept, dropped or reset, or why the new files could not be used.",
+    )
     links: dict[str, str] = Field(description="URLs of the session's resources.")
 
 
@@ -245,6 +253,23 @@ class SessionDetail(SessionSummary):
     )
 
     state: StateMessage
+
+
+class RobotUpload(BaseModel):
+    """``POST /api/robots`` (multipart/form-data): a robot's files and its name."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"file": "my_arm.zip", "name": "my_arm"}]}
+    )
+
+    file: UploadFile = Field(
+        description="One MJCF (.xml) or URDF (.urdf) file, or a .zip of a model folder "
+        "(meshes, textures and included files inside it)."
+    )
+    name: Name | None = Field(None, description="Registry name; from the file's name when omitted.")
+    entry: Name | None = Field(
+        None, description="Default entry point, when the zip holds several model files."
+    )
 
 
 class SetQ(LeaveOut):

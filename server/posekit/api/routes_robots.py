@@ -1,16 +1,16 @@
-"""``/api/health`` and ``/api/robots``: what the server offers."""
+"""``/api/health`` and ``/api/robots``: what the server offers, and robots users upload."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, File, Query, Response, status
 
 import posekit
-from posekit.api.deps import ManagerDep
+from posekit.api.deps import ManagerDep, UploadsDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.api.protocol import Health
-from posekit.robots import RobotDescription, RobotSummary, describe_model
+from posekit.api.protocol import Health, RobotUpload
+from posekit.robots import RobotDescription, RobotRegistry, RobotSummary, describe_model
 from posekit.sessions.solver_settings import available_solvers
 
 router = APIRouter(prefix="/api", responses={k: ERROR_RESPONSES[k] for k in (404, 422, 503)})
@@ -35,10 +35,12 @@ def list_robots(
         str | None, Query(description="Only this category (arm, humanoid, …).")
     ] = None,
     source: Annotated[
-        Literal["builtin", "menagerie"] | None, Query(description="Only this source.")
+        Literal["builtin", "menagerie", "local", "uploaded"] | None,
+        Query(description="Only this source."),
     ] = None,
 ) -> list[RobotSummary]:
-    """Built-in robots, then every MuJoCo Menagerie robot (listing downloads nothing)."""
+    """Built-in robots, then the robots from files (local and uploaded), then every MuJoCo
+    Menagerie robot (listing downloads nothing)."""
     return [
         RobotSummary.of(entry)
         for entry in manager.registry.entries()
@@ -62,8 +64,49 @@ def describe_robot(
     ] = None,
 ) -> RobotDescription:
     """Frames by type, joints with ranges, keyframes, equalities, nq/nv, floating base,
-    and the default preset. Loads the model (a Menagerie robot is downloaded on first use)."""
-    registry = manager.registry
+    the default preset and why it holds each frame. Loads the model (a Menagerie robot is
+    downloaded on first use)."""
+    return _describe(manager.registry, robot, entry)
+
+
+def _describe(registry: RobotRegistry, robot: str, entry: str | None) -> RobotDescription:
     robot_entry = registry.get(robot)
     entry_point = registry.resolve_entry(robot, entry)
-    return describe_model(robot_entry, entry_point, registry.model(robot, entry_point))
+    model = registry.model(robot, entry_point)
+    source = registry.source(robot, entry_point)
+    return describe_model(robot_entry, entry_point, model, source.notes if source else ())
+
+
+@router.post(
+    "/robots",
+    response_model=RobotDescription,
+    status_code=status.HTTP_201_CREATED,
+    tags=["robots"],
+    summary="Upload a robot",
+    responses={k: ERROR_RESPONSES[k] for k in (409, 413, 422)},
+)
+def upload_robot(
+    manager: ManagerDep, uploads: UploadsDep, form: Annotated[RobotUpload, File()]
+) -> RobotDescription:
+    """Check the files (paths confined to the upload, size caps, references only inside
+    it, compiled in a child process with a time limit, model size caps), store them in
+    the data directory and serve them as robot ``name`` (source ``uploaded``; kept across
+    restarts). 413: over a size cap; 422: malformed, outside references, or MuJoCo's
+    compile error (file names relative to the upload); 409: the name is taken, or the
+    server keeps its maximum of uploaded robots."""
+    robot = uploads.add(form.file.filename or "", form.file.file, form.name, form.entry)
+    return _describe(manager.registry, robot.name, None)
+
+
+@router.delete(
+    "/robots/{robot}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    tags=["robots"],
+    summary="Delete an uploaded robot",
+    responses={409: ERROR_RESPONSES[409]},
+)
+def delete_robot(uploads: UploadsDep, robot: str) -> Response:
+    """Delete an uploaded robot and its files; 409 while a session (live or unloaded)
+    uses it, or when it is not an uploaded robot."""
+    uploads.remove(robot)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

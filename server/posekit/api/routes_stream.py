@@ -8,6 +8,10 @@ Server → client (JSON objects with a ``type``):
   wins, at most ``stream_hz`` per second on average (bursts of two; the first state
   answering a change is never held back, the next regular one waits instead).
 - ``tasks``: the task stack, limits and solver settings, after every change of them.
+- ``reload``: the robot's files changed and its model was compiled again
+  (:class:`~posekit.sessions.reload_report.ReloadReport`: what was kept, dropped or
+  reset; or ``status: "failed"`` and MuJoCo's message, the session keeping its model);
+  followed by ``tasks`` and a state on the new model.
 - ``error``: a client message was refused (``message`` says why, ``ref`` is the
   client's; ``code`` ``invalid``, ``not_found``, ``too_large`` or ``rate_limited``), or
   the session ended (``code`` ``session_closed``; the socket closes with 4410).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import mujoco
@@ -17,7 +18,7 @@ from posekit.robots.naming import (
     keyframe_names,
     named,
 )
-from posekit.robots.presets import default_preset
+from posekit.robots.presets import preset_with_reasons
 from posekit.robots.registry import RobotEntry
 
 
@@ -107,7 +108,11 @@ class RobotSummary(BaseModel):
     name: str = Field(description="Registry name used in URLs and session specs.")
     title: str = Field(description="Human-readable name.")
     category: str = Field(description="arm, humanoid, hand, quadruped, …")
-    source: str = Field(description="builtin (this repository) or menagerie.")
+    source: str = Field(
+        description="builtin (this repository), menagerie, local (the server's robot files: "
+        "--robots DIR, a file given to posekit up, RobotRegistry.add_file) or uploaded "
+        "(POST /api/robots)."
+    )
     entries: list[str] = Field(description="Entry points (top-level XML files).")
     default_entry: str = Field(description="Entry point used unless one is given.")
 
@@ -173,6 +178,12 @@ class RobotDescription(RobotSummary):
                         },
                         {"name": "posture", "type": "posture", "params": {"cost": 0.001}},
                     ],
+                    "preset_reasons": {
+                        "ee": "site 'ee': its name says end effector ('ee')",
+                        "posture": "every robot: a weak pull towards the start pose settles "
+                        "the joints the other tasks leave free",
+                    },
+                    "notes": [],
                 }
             ]
         }
@@ -192,10 +203,22 @@ class RobotDescription(RobotSummary):
     preset: list[dict[str, Any]] = Field(
         description="Task specs of the default preset a new session gets."
     )
+    preset_reasons: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each preset task's name → which frame it holds and why that frame was "
+        "chosen (its name, or a leaf of the kinematic tree when no name says end effector).",
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What posekit changed or left out to serve a robot from files (URDF "
+        "meshes in formats MuJoCo cannot read, …).",
+    )
 
 
-def describe_model(entry: RobotEntry, entry_point: str, model: mujoco.MjModel) -> RobotDescription:
-    """The :class:`RobotDescription` of a compiled model."""
+def describe_model(
+    entry: RobotEntry, entry_point: str, model: mujoco.MjModel, notes: Sequence[str] = ()
+) -> RobotDescription:
+    """The :class:`RobotDescription` of a compiled model (``notes``: see the field)."""
     joints = []
     for j in range(model.njnt):
         kind = joint_type(model, j)
@@ -212,6 +235,7 @@ def describe_model(entry: RobotEntry, entry_point: str, model: mujoco.MjModel) -
                 nv=JOINT_DOFS[kind],
             )
         )
+    preset = preset_with_reasons(model)
     equalities = [
         EqualityInfo(
             name=equality_name(model, i),
@@ -235,5 +259,7 @@ def describe_model(entry: RobotEntry, entry_point: str, model: mujoco.MjModel) -
         keyframes=keyframe_names(model),
         default_keyframe=default_keyframe(model),
         equalities=equalities,
-        preset=default_preset(model),
+        preset=[task for task, _ in preset],
+        preset_reasons={task["name"]: why for task, why in preset},
+        notes=list(notes),
     )

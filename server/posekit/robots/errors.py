@@ -26,3 +26,27 @@ class RobotUnavailable(PosekitError):
 
 class RobotLoadError(PosekitError):
     """A robot's model file exists but MuJoCo cannot compile it."""
+
+
+class RobotFileInvalid(RobotLoadError):
+    """A robot's files cannot be served: malformed XML, a reference outside the
+    upload, a model MuJoCo cannot compile (its message names the file relative to the
+    upload, never a server path)."""
+
+
+class UploadTooLarge(PosekitError):
+    """An upload (archive, one of its files, their total, or the compiled model) is
+    over a size cap."""
+
+
+class RobotConflict(PosekitError):
+    """The robot cannot be added or removed as asked: its name is taken, it is not an
+    uploaded robot, or sessions use it."""
+
+
+class TooManyRobots(PosekitError):
+    """The server already keeps its maximum number of uploaded robots."""
+
+
+class RobotInUse(RobotConflict):
+    """An uploaded robot cannot be deleted while sessions (live or unloaded) use it."""

@@ -70,6 +70,7 @@ class ModelCache:
         self._recent: OrderedDict[Hashable, _Recent] = OrderedDict()
         self._lock = threading.Lock()
         self._compiling: dict[Hashable, threading.Lock] = {}
+        self._generations: dict[Hashable, int] = {}  # bumped by invalidate()
         self._freed = threading.Event()
         mujoco.mj_setCacheCapacity(mujoco.mj_getCache(), 0)
 
@@ -84,12 +85,29 @@ class ModelCache:
         with compiling:
             model = self._lookup(key)
             if model is None:
+                with self._lock:
+                    generation = self._generations.get(key, 0)
                 model = compile_model()
                 with self._lock:
-                    self._live[key] = model
-                    weakref.finalize(model, self._freed.set)
-                    self._remember(key, model)
+                    if self._generations.get(key, 0) == generation:  # not invalidated since
+                        self._live[key] = model
+                        self._remember(key, model)
+                weakref.finalize(model, self._freed.set)
         return model
+
+    def invalidate(self, which: Callable[[Hashable], bool]) -> list[Hashable]:
+        """Forget the models of every key ``which`` accepts (their files changed): the
+        next :meth:`get` compiles again, and a compile under way when this is called is
+        not kept (its caller still gets its model). Sessions holding an old model keep
+        it until they let it go. Returns the keys forgotten."""
+        with self._lock:
+            known = [*self._live.keys(), *self._recent, *self._compiling]
+            keys = list(dict.fromkeys(key for key in known if which(key)))
+            for key in keys:
+                self._generations[key] = self._generations.get(key, 0) + 1
+                self._live.pop(key, None)
+                self._recent.pop(key, None)
+        return keys
 
     def is_loaded(self, key: Hashable) -> bool:
         """Whether ``key``'s model is compiled (in use or recent)."""

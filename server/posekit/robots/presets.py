@@ -16,6 +16,7 @@ stiff frame tasks.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -54,92 +55,129 @@ def _is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class EndEffector:
+    """A frame the preset puts a frame task on, and why it was chosen."""
+
+    frame: str
+    frame_type: str
+    reason: str
+
+
+_Candidate = tuple[str, int, str]  # (name, body id, reason)
+
+
 def _pick(
-    model: mujoco.MjModel, candidates: list[tuple[str, int]], wrists: list[tuple[str, int]]
-) -> list[tuple[str, int]]:
-    """Candidates (name, body id), then wrists with no candidate at or below them.
+    model: mujoco.MjModel, candidates: list[_Candidate], wrists: list[_Candidate]
+) -> list[_Candidate]:
+    """Candidates, then wrists with no candidate at or below them.
 
     Drops any pick with another pick strictly deeper in its subtree.
     """
     chosen = list(candidates)
-    for name, body in wrists:
-        if not any(b == body or _is_ancestor(model, body, b) for _, b in candidates):
-            chosen.append((name, body))
+    for name, body, reason in wrists:
+        if not any(b == body or _is_ancestor(model, body, b) for _, b, _ in candidates):
+            chosen.append((name, body, reason + " and nothing deeper in its subtree is"))
     return [
-        (name, body)
-        for name, body in chosen
-        if not any(_is_ancestor(model, body, other) for _, other in chosen)
+        pick
+        for pick in chosen
+        if not any(_is_ancestor(model, pick[1], other) for _, other, _ in chosen)
     ]
 
 
 def _named_candidates(
     model: mujoco.MjModel, obj: mujoco.mjtObj, count: int, body_of: Any
-) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+) -> tuple[list[_Candidate], list[_Candidate]]:
     matches, wrists = [], []
     for i in range(count):
         name = mujoco.mj_id2name(model, obj, i)
         body = int(body_of(i))
         if not name or _SKIP.search(name) or model.body_weldid[body] == 0:
             continue  # unnamed, a camera/finger/target, or fixed to the world
-        if _END_EFFECTOR.search(name):
-            matches.append((name, body))
-        elif _WRIST.search(name):
-            wrists.append((name, body))
+        if found := _END_EFFECTOR.search(name):
+            matches.append((name, body, f"its name says end effector ({found.group(0)!r})"))
+        elif found := _WRIST.search(name):
+            wrists.append((name, body, f"its name says wrist ({found.group(0)!r})"))
     return matches, wrists
 
 
-def end_effectors(model: mujoco.MjModel) -> list[tuple[str, str]]:
-    """``(frame_name, frame_type)`` of the natural end effectors (module docstring)."""
+def end_effector_choices(model: mujoco.MjModel) -> list[EndEffector]:
+    """The natural end effectors (module docstring), each with the reason it was chosen."""
+    site_of = model.site_bodyid
     sites = _pick(
         model,
-        *_named_candidates(
-            model, mujoco.mjtObj.mjOBJ_SITE, model.nsite, lambda i: model.site_bodyid[i]
-        ),
+        *_named_candidates(model, mujoco.mjtObj.mjOBJ_SITE, model.nsite, lambda i: site_of[i]),
     )
     if sites:
-        return [(name, "site") for name, _ in sites[:MAX_END_EFFECTORS]]
+        return [EndEffector(name, "site", why) for name, _, why in sites[:MAX_END_EFFECTORS]]
     bodies = _pick(
         model, *_named_candidates(model, mujoco.mjtObj.mjOBJ_BODY, model.nbody, lambda i: i)
     )
     if not bodies:
         parents = set(int(p) for p in model.body_parentid[1:])
         bodies = [
-            (model.body(b).name, b)
+            (model.body(b).name, b, "a leaf of the kinematic tree (no site or body is named "
+             "like an end effector)")
             for b in range(1, model.nbody)
             if b not in parents and model.body(b).name and model.body_weldid[b] != 0
-        ]
-    return [(name, "body") for name, _ in bodies[:MAX_END_EFFECTORS]]
+        ]  # fmt: skip
+    return [EndEffector(name, "body", why) for name, _, why in bodies[:MAX_END_EFFECTORS]]
+
+
+def end_effectors(model: mujoco.MjModel) -> list[tuple[str, str]]:
+    """``(frame_name, frame_type)`` of the natural end effectors (module docstring)."""
+    return [(choice.frame, choice.frame_type) for choice in end_effector_choices(model)]
 
 
 def default_preset(model: mujoco.MjModel) -> list[dict[str, Any]]:
     """Task specs of the default preset (module docstring); targets are left unset."""
+    return [task for task, _ in preset_with_reasons(model)]
+
+
+def preset_reasons(model: mujoco.MjModel) -> dict[str, str]:
+    """Each preset task's name → why the preset has it (which frame, chosen how)."""
+    return {task["name"]: why for task, why in preset_with_reasons(model)}
+
+
+def preset_with_reasons(model: mujoco.MjModel) -> list[tuple[dict[str, Any], str]]:
+    """The default preset's task specs, each with the reason it is there."""
     floating = is_floating_base(model)
-    tasks: list[dict[str, Any]] = []
+    tasks: list[tuple[dict[str, Any], str]] = []
     used: set[str] = set()
-    for frame, frame_type in end_effectors(model):
-        name = task_name(frame)
+    for choice in end_effector_choices(model):
+        name = task_name(choice.frame)
         while name in used or name in ("posture", "com"):
             name += "_"
         used.add(name)
-        held = floating and bool(_FOOT.search(frame))
-        position_cost = HELD_FOOT_COST if held else 1.0
-        orientation_cost = HELD_FOOT_COST if held else (0.0 if _POINT_LIKE.search(frame) else 1.0)
-        tasks.append(
-            {
-                "name": name,
-                "type": "frame",
-                "params": {
-                    "frame": frame,
-                    "frame_type": frame_type,
-                    "position_cost": position_cost,
-                    "orientation_cost": orientation_cost,
-                },
-            }
-        )
+        held = floating and bool(_FOOT.search(choice.frame))
+        point = bool(_POINT_LIKE.search(choice.frame))
+        why = f"{choice.frame_type} {choice.frame!r}: {choice.reason}"
+        if held:
+            why += "; a foot of a floating base, held in place by a stiff task"
+        elif point:
+            why += "; a fingertip-like point: position only"
+        params = {
+            "frame": choice.frame,
+            "frame_type": choice.frame_type,
+            "position_cost": HELD_FOOT_COST if held else 1.0,
+            "orientation_cost": HELD_FOOT_COST if held else (0.0 if point else 1.0),
+        }
+        tasks.append(({"name": name, "type": "frame", "params": params}, why))
     if floating:
-        tasks.append({"name": "com", "type": "com", "params": {"cost": 1.0}})
+        tasks.append(
+            (
+                {"name": "com", "type": "com", "params": {"cost": 1.0}},
+                "floating base: the center of mass is kept where it starts (balance)",
+            )
+        )
     posture_cost = FLOATING_POSTURE_COST if floating else POSTURE_COST
-    tasks.append({"name": "posture", "type": "posture", "params": {"cost": posture_cost}})
+    tasks.append(
+        (
+            {"name": "posture", "type": "posture", "params": {"cost": posture_cost}},
+            "every robot: a weak pull towards the start pose settles the joints the other "
+            "tasks leave free",
+        )
+    )
     return tasks
 
 

@@ -1,15 +1,22 @@
-"""The robot registry: posekit's built-in models plus every robot of MuJoCo Menagerie.
+"""The robot registry: posekit's built-in models, every robot of MuJoCo Menagerie, and
+robots from files (a folder, one file, uploads).
 
 Listing is free: built-in models are the ``*.xml`` files of the ``posekit.models``
 package and Menagerie robots come from the metadata bundled with the
 ``mujoco-menagerie`` package (no download). Loading a Menagerie robot downloads it on
-first use, or resolves it from ``MENAGERIE_ROOT`` when that is set. Compiled models are
-shared read-only by every session on the same robot and released when none uses them
+first use, or resolves it from ``MENAGERIE_ROOT`` when that is set. Robots from files
+(:class:`~posekit.robots.local_robots.LocalRobot`, sources ``local`` and ``uploaded``)
+are compiled from their files (:mod:`posekit.robots.loading`); when their files change,
+:meth:`RobotRegistry.reload` forgets their compiled models and tells the listeners
+(solver processes keep a registry of their own). Compiled models are shared read-only
+by every session on the same robot and released when none uses them
 (:mod:`posekit.robots.model_cache`).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -17,10 +24,16 @@ from typing import Literal
 
 import mujoco
 
-from posekit.robots.errors import RobotLoadError, RobotNotFound, RobotUnavailable
+from posekit.robots.errors import RobotConflict, RobotLoadError, RobotNotFound, RobotUnavailable
+from posekit.robots.loading import ModelSource, compile_source, model_source
+from posekit.robots.local_robots import LocalRobot, file_robot, folder_robots
 from posekit.robots.model_cache import CacheLimits, ModelCache
 
-Source = Literal["builtin", "menagerie"]
+Source = Literal["builtin", "menagerie", "local", "uploaded"]
+RobotListener = Callable[[str, LocalRobot | None], None]
+"""Called with a robot's name and its new record (None: removed) after it was added,
+removed or its files changed."""
+_LISTING_ORDER = {"builtin": 0, "local": 1, "uploaded": 1, "menagerie": 2}
 
 # Titles and categories of the built-in models (any other XML in models/ is listed too).
 _BUILTIN_INFO: dict[str, tuple[str, str]] = {
@@ -39,7 +52,8 @@ class RobotEntry:
         name: Registry name, used in URLs and session specs.
         title: Human-readable name.
         category: ``arm``, ``humanoid``, ``hand``, ``quadruped``, … (Menagerie's).
-        source: ``builtin`` (this repository's ``models/``) or ``menagerie``.
+        source: ``builtin`` (this repository's ``models/``), ``menagerie``, ``local``
+            (the server's files) or ``uploaded``.
         entries: Entry points (top-level XML files) that compile on their own.
         default_entry: The entry a session uses unless told otherwise.
     """
@@ -53,13 +67,14 @@ class RobotEntry:
 
 
 class RobotRegistry:
-    """Built-in and Menagerie robots by name, with a cache of compiled models.
+    """Built-in, Menagerie and file robots by name, with a cache of compiled models.
 
     Args:
         builtin_dir: Folder of built-in MJCF files; the ``posekit.models`` package by
             default.
         menagerie: Whether to list MuJoCo Menagerie robots.
         cache: How many compiled models to keep once no session uses them.
+        local: Robots from files to serve from the start.
     """
 
     def __init__(
@@ -67,12 +82,17 @@ class RobotRegistry:
         builtin_dir: Path | None = None,
         menagerie: bool = True,
         cache: CacheLimits | None = None,
+        local: Iterable[LocalRobot] = (),
     ) -> None:
         self._builtin_dir = builtin_dir or Path(str(resources.files("posekit.models")))
         self._menagerie = menagerie
         self.cache = ModelCache(cache)
         self._entries: dict[str, RobotEntry] = {}
         self._builtin_files: dict[str, Path] = {}
+        self._local: dict[str, LocalRobot] = {}
+        self._sources: dict[tuple[str, str], ModelSource] = {}
+        self._listeners: list[RobotListener] = []
+        self._lock = threading.RLock()
         for path in sorted(self._builtin_dir.glob("*.xml")):
             title, category = _BUILTIN_INFO.get(path.stem, (path.stem, "other"))
             self._entries[path.stem] = RobotEntry(
@@ -81,6 +101,8 @@ class RobotRegistry:
             self._builtin_files[path.stem] = path
         if menagerie:
             self._add_menagerie()
+        for robot in local:
+            self._put(robot)
 
     def _add_menagerie(self) -> None:
         try:
@@ -102,14 +124,22 @@ class RobotRegistry:
                 default,
             )
 
-    def __reduce__(self) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits]]:
-        """Pickled as its recipe (a solver process builds the same registry), not its cache."""
-        return (RobotRegistry, (self._builtin_dir, self._menagerie, self.cache.limits))
+    def __reduce__(
+        self,
+    ) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits, tuple[LocalRobot, ...]]]:
+        """Pickled as its recipe (a solver process builds the same registry, robots from
+        files included), not its cache."""
+        with self._lock:
+            local = tuple(self._local.values())
+        return (RobotRegistry, (self._builtin_dir, self._menagerie, self.cache.limits, local))
 
     # ---------------------------------------------------------------- listing
     def entries(self) -> list[RobotEntry]:
-        """Every robot: built-in ones first, then Menagerie's, each sorted by name."""
-        return sorted(self._entries.values(), key=lambda e: (e.source != "builtin", e.name))
+        """Every robot: built-in ones first, then those from files, then Menagerie's,
+        each sorted by name."""
+        with self._lock:
+            entries = list(self._entries.values())
+        return sorted(entries, key=lambda e: (_LISTING_ORDER[e.source], e.name))
 
     def names(self) -> list[str]:
         """Every robot name."""
@@ -153,6 +183,13 @@ class RobotRegistry:
         self.cache.expire()
 
     def _compile(self, name: str, entry: str) -> mujoco.MjModel:
+        local = self.local_robot(name)
+        if local is not None:
+            source = model_source(local, entry)
+            model = compile_source(source)
+            with self._lock:
+                self._sources[(name, entry)] = source
+            return model
         robot = self.get(name)
         if robot.source == "builtin":
             path = self._builtin_files[name]
@@ -164,6 +201,88 @@ class RobotRegistry:
             return mujoco.MjSpec.from_file(str(path)).compile()
         except Exception as exc:
             raise RobotLoadError(f"MuJoCo could not compile {name!r} ({entry}): {exc}") from exc
+
+    # ------------------------------------------------------ robots from files
+    def add_file(
+        self, name: str, path: Path | str, *, title: str | None = None, category: str | None = None
+    ) -> RobotEntry:
+        """Serve one MJCF or URDF file as robot ``name`` (source ``local``; entry point:
+        the file's name; category guessed from its names unless given)."""
+        return self.add_local(file_robot(name, Path(path), title=title, category=category))
+
+    def add_folder(self, folder: Path | str) -> list[RobotEntry]:
+        """Serve every robot file under ``folder`` not served yet
+        (:func:`~posekit.robots.local_robots.folder_robots`); returns the new ones."""
+        with self._lock:
+            served = {path for robot in self._local.values() for _, path in robot.files}
+            taken = set(self._entries)
+        robots = folder_robots(Path(folder), taken)
+        return [self.add_local(r) for r in robots if not {p for _, p in r.files} & served]
+
+    def add_local(self, robot: LocalRobot) -> RobotEntry:
+        """Serve a robot from files; :class:`RobotConflict` when its name is taken."""
+        with self._lock:
+            if robot.name in self._entries:
+                raise RobotConflict(f"a robot named {robot.name!r} already exists")
+            entry = self._put(robot)
+        self._notify(robot.name, robot)
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Stop serving a robot from files (sessions keep the model they hold)."""
+        with self._lock:
+            if self._local.pop(self.get(name).name, None) is None:
+                raise RobotConflict(f"robot {name!r} is not served from files; it stays")
+            del self._entries[name]
+        self.cache.invalidate(lambda key: _robot_of(key) == name)
+        self._notify(name, None)
+
+    def reload(self, name: str) -> None:
+        """The files of robot ``name`` changed: forget its compiled models (the next
+        :meth:`model` compiles the files again) and tell the listeners."""
+        robot = self.local_robot(name)
+        self.cache.invalidate(lambda key: _robot_of(key) == name)
+        self._notify(name, robot)
+
+    def apply_change(self, name: str, robot: LocalRobot | None) -> None:
+        """Take a change made to another registry (a solver process follows the server
+        process's): serve ``robot`` under ``name`` (None: no more), forget its models."""
+        with self._lock:
+            self._local.pop(name, None)
+            self._entries.pop(name, None)
+            if robot is not None:
+                self._put(robot)
+        self.cache.invalidate(lambda key: _robot_of(key) == name)
+
+    def local_robot(self, name: str) -> LocalRobot | None:
+        """The record of a robot from files (None for built-in and Menagerie robots)."""
+        with self._lock:
+            return self._local.get(name)
+
+    def local_robots(self) -> list[LocalRobot]:
+        with self._lock:
+            return list(self._local.values())
+
+    def source(self, name: str, entry: str) -> ModelSource | None:
+        """What the latest compile of a robot from files read (files, notes), if any."""
+        with self._lock:
+            return self._sources.get((name, entry))
+
+    def on_change(self, listener: RobotListener) -> None:
+        """Call ``listener`` after a robot from files is added, removed or reloaded."""
+        self._listeners.append(listener)
+
+    def _put(self, robot: LocalRobot) -> RobotEntry:
+        entry = RobotEntry(
+            robot.name, robot.title, robot.category, robot.source, robot.entries, robot.default_entry
+        )
+        self._local[robot.name] = robot
+        self._entries[robot.name] = entry
+        return entry
+
+    def _notify(self, name: str, robot: LocalRobot | None) -> None:
+        for listener in list(self._listeners):
+            listener(name, robot)
 
     @staticmethod
     def _menagerie_xml(name: str, entry: str) -> Path:
@@ -177,3 +296,8 @@ class RobotRegistry:
             ) from exc
         except OSError as exc:
             raise RobotUnavailable(f"robot {name!r} could not be read: {exc}") from exc
+
+
+def _robot_of(key: object) -> object:
+    """The robot name of a model-cache key ``(name, entry)``."""
+    return key[0] if isinstance(key, tuple) and key else None

@@ -60,6 +60,14 @@ class ReplaceSpec(NamedTuple):
     spec: SessionSpec  # canonical
 
 
+class ReloadModel(NamedTuple):
+    """The session's robot model was compiled again (its files changed) and ``spec`` (as
+    fitted to the new model) swapped in. Never replayed: a mirror is rebuilt from the
+    spec on the new model instead (the solver processes re-open it)."""
+
+    spec: SessionSpec  # canonical
+
+
 Change = (
     AddTask
     | PatchTask
@@ -71,6 +79,7 @@ Change = (
     | SetSolver
     | SetQ
     | ReplaceSpec
+    | ReloadModel
 )
 """Any accepted change."""
 
@@ -119,3 +128,5 @@ def apply(change: Change, target: Editable) -> None:
             target.set_q(q)
         case ReplaceSpec(spec):
             target.replace_spec(spec)
+        case ReloadModel():
+            raise TypeError("a model reload is not replayed: the mirror is rebuilt instead")

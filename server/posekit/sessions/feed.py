@@ -49,6 +49,13 @@ class Feed:
         for subscription in self._subscribers:
             subscription.offer_tasks(snapshot)
 
+    def broadcast(self, message: object) -> None:
+        """Queue ``message`` (a protocol object) for every subscription."""
+        batch = SignalBatch()
+        for subscription in self._subscribers:
+            subscription.offer_message(message, batch)
+        batch.flush()
+
     def end(self, reason: str) -> None:
         """End every subscription, and every later one, with ``reason``."""
         with self._lock:

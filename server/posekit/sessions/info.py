@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.solver_settings import SolverSettings
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class SessionInfo:
         watchers: Open streams and viewers.
         tasks, limits: Names, in stack order.
         solver: The solver settings.
+        reload: The latest live reload of its robot's model, if any.
     """
 
     id: str
@@ -44,6 +46,7 @@ class SessionInfo:
     tasks: list[str]
     limits: list[str]
     solver: SolverSettings
+    reload: ReloadReport | None = None
 
     @classmethod
     def of(cls, session: Session) -> SessionInfo:
@@ -66,6 +69,7 @@ class SessionInfo:
             tasks=[spec.name or "" for spec in session.tasks()],
             limits=[spec.name or "" for spec in session.limits()],
             solver=session.solver,
+            reload=session.last_reload,
         )
 
     @classmethod

@@ -46,6 +46,7 @@ from posekit.sessions.kinds import (
 from posekit.sessions.latest_state import LatestState
 from posekit.sessions.loops.solve_loop import SolveLoop, StreamCounters
 from posekit.sessions.q_check import check_q
+from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch, SolverSettings
 from posekit.sessions.state import SessionState, Status
@@ -94,6 +95,7 @@ class Session:
         self.last_used = time.monotonic()
         self.closed = False
         self.caps = caps
+        self.last_reload: ReloadReport | None = None
         self._lock = threading.RLock()
         self._loop = scheduler
         self._on_change = on_change
@@ -276,6 +278,43 @@ class Session:
             self._solver = spec.solver
             self._changed(changes.ReplaceSpec(built.canonical))
         return built.canonical
+
+    def reload_model(
+        self,
+        model: mujoco.MjModel,
+        fit: Callable[[SessionSpec, mujoco.MjModel], tuple[SessionSpec, ReloadReport]],
+    ) -> ReloadReport:
+        """Run a recompiled model of this session's robot (its files changed).
+
+        ``fit(spec, current model)`` gives the spec made to fit ``model`` and the report
+        of what it changed (:func:`~posekit.sessions.model_fit.fit_spec`). Validate,
+        then swap: the spec is built on ``model`` first; the session changes only when
+        all of it is valid. Watchers get a ``tasks`` message, the report and a state on
+        the new model.
+        """
+        with self._lock:
+            fitted, report = fit(self.spec(), self.model)
+            built = BuiltSpec.build(fitted, model, self.entry, self.caps)
+            self._q_set_by_next_change()
+            self.model = model
+            self._configuration, self._stack = built.configuration, built.stack
+            self._solver = fitted.solver
+            state = self._make_state("paused" if self._solver.paused else "running", None, 0.0)
+            self._latest.publish(state)
+            self.last_reload = report.model_copy(update={"revision": self._revision + 1})
+            self._feed.broadcast(self.last_reload)  # first: watchers read it before ``tasks``
+            self._changed(changes.ReloadModel(built.canonical))
+        batch = SignalBatch()
+        self._publish(state, batch)
+        batch.flush()
+        return self.last_reload
+
+    def report_reload(self, report: ReloadReport) -> None:
+        """Tell watchers about a reload of the robot that this session could not take
+        (the new files do not compile: it keeps its model)."""
+        with self._lock:
+            self.last_reload = report.model_copy(update={"revision": self._revision})
+        self._feed.broadcast(self.last_reload)
 
     def set_q(self, q: object = None, keyframe: str | None = None) -> list[float]:
         """Set the configuration from ``q`` (size nq) or a keyframe name."""

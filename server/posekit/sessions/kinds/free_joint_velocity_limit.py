@@ -22,9 +22,9 @@ class FreeJointVelocityLimitParams(Params):
 
     model_config = ConfigDict(
         json_schema_extra={
-            "anyOf": [
-                {"required": ["max_linear_velocity"]},
-                {"required": ["max_angular_velocity"]},
+            "anyOf": [  # at least one bound given, not null
+                {"required": [bound], "properties": {bound: {"not": {"type": "null"}}}}
+                for bound in ("max_linear_velocity", "max_angular_velocity")
             ],
             "examples": [
                 {"joint": "root", "max_linear_velocity": 0.5, "max_angular_velocity": [1, 1, 2]}

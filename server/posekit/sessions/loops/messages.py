@@ -4,7 +4,7 @@ Named tuples: typed fields, and they pickle as compactly and quickly as plain tu
 (thousands cross the pipe every second).
 
 Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
-:class:`Close`, :class:`Stop`. Solver process → server: :class:`States` (one per pass,
+:class:`Close`, :class:`RobotChanged`, :class:`Stop`. Solver process → server: :class:`States` (one per pass,
 each state's JSON already encoded), :class:`Diverged` (a mirror could not be built or a
 replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
 (first, once the process is warm).
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from posekit.robots.local_robots import LocalRobot
 from posekit.sessions.changes import Change
 from posekit.sessions.loops.solve_loop import StreamCounters
 from posekit.sessions.session_spec import SessionSpec
@@ -49,13 +50,22 @@ class Close(NamedTuple):
     session_id: str
 
 
+class RobotChanged(NamedTuple):
+    """A robot from files was added, removed (``robot`` None) or its files changed: the
+    solver process's registry takes the record and forgets the robot's compiled models
+    (the server process then re-opens the mirrors that must use the new model)."""
+
+    name: str
+    robot: LocalRobot | None
+
+
 class Stop(NamedTuple):
     """Stop the solver process."""
 
     reason: str = "stop"
 
 
-ToSolver = Open | Replay | Export | Close | Stop
+ToSolver = Open | Replay | Export | Close | RobotChanged | Stop
 
 
 class Solved(NamedTuple):

@@ -41,7 +41,8 @@ from multiprocessing.process import BaseProcess
 from typing import Any, NamedTuple
 
 from posekit.robots import RobotRegistry
-from posekit.sessions.changes import Change
+from posekit.robots.local_robots import LocalRobot
+from posekit.sessions.changes import Change, ReloadModel
 from posekit.sessions.loops import solver_worker
 from posekit.sessions.loops.messages import (
     Close,
@@ -52,6 +53,7 @@ from posekit.sessions.loops.messages import (
     Open,
     Ready,
     Replay,
+    RobotChanged,
     States,
     Stop,
     ToSolver,
@@ -131,6 +133,7 @@ class SolverProcesses:
         self.epochs = itertools.count(1)
         """Mirror epochs, unique across the solver processes."""
         self.on_step: Callable[[float], None] | None = None
+        self.registry.on_change(self._robot_changed)
 
     # --------------------------------------------------------------- control
     def start(self) -> None:
@@ -221,8 +224,17 @@ class SolverProcesses:
 
     def changed(self, session: LoopSession, change: Change) -> None:
         link = self._link_of.get(session.id)
-        if link is not None:
+        if link is None:
+            return
+        if isinstance(change, ReloadModel):
+            link.open(session)  # rebuilt on the new model (its registry was told first)
+        else:
             link.send(Replay(session.id, session.revision, change))
+
+    def _robot_changed(self, name: str, robot: LocalRobot | None) -> None:
+        """A robot from files changed in the registry: every solver process's follows."""
+        for link in list(self._links):
+            link.send(RobotChanged(name, robot))
 
     def remove(self, session: LoopSession) -> None:
         with self._lock:
@@ -416,6 +428,8 @@ class _SolverLink:
         self._in_background(self._reopen_all, sessions)
 
     def _reopen_all(self, sessions: list[LoopSession]) -> None:
+        for robot in self._owner.registry.local_robots():  # changed while it restarted
+            self.send(RobotChanged(robot.name, robot))
         for session in sessions:
             self.open(session)
 

@@ -9,6 +9,8 @@ its pipe:
   mirror's states, so that states of a replaced mirror are recognised as stale.
 - :class:`Replay`: apply an accepted change.
 - :class:`Export`: answer :class:`ExportedSpec`.
+- :class:`RobotChanged`: a robot from files was added, removed or changed on disk; the
+  registry follows and forgets its compiled models.
 - :class:`Close`, :class:`Stop`.
 
 and sends :class:`States` after each scheduler pass (each state's JSON already
@@ -46,6 +48,7 @@ from posekit.sessions.loops.messages import (
     Open,
     Ready,
     Replay,
+    RobotChanged,
     Solved,
     States,
     Stop,
@@ -124,6 +127,9 @@ class MirrorHost:
 
     def handle(self, message: ToSolver) -> None:
         if isinstance(message, Stop):
+            return
+        if isinstance(message, RobotChanged):
+            self._registry.apply_change(message.name, message.robot)
             return
         waiting = self._waiting.get(message.session_id)
         if waiting is not None:

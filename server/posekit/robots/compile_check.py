@@ -1,0 +1,84 @@
+"""Compile an untrusted model in a short-lived child process, with limits.
+
+The child (:mod:`posekit.robots.compile_worker`, run as ``python -I``) gets at most
+``COMPILE_MEMORY_BYTES`` of address space and ``timeout_s`` seconds: a model that
+makes MuJoCo loop, allocate without end or crash costs the server nothing but that
+child. Its answer — MuJoCo's error, or the model's sizes — is checked here against the
+caps on a model's size (:class:`ModelCaps`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posekit.robots import compile_worker
+from posekit.robots.errors import RobotFileInvalid, UploadTooLarge
+from posekit.robots.loading import ModelSource, redact
+from posekit.robots.references import shown
+
+COMPILE_MEMORY_BYTES = 2 << 30  # [B] address space of the compiling child
+WORKER = Path(compile_worker.__file__)
+
+
+@dataclass(frozen=True)
+class ModelCaps:
+    """What one uploaded model may hold, at most."""
+
+    bodies: int = 1000
+    geoms: int = 10_000
+    mesh_vertices: int = 2_000_000
+
+    def check(self, stats: dict[str, Any], name: str) -> None:
+        """:class:`UploadTooLarge` naming the first size over its cap."""
+        for key, cap, what in (
+            ("bodies", self.bodies, "bodies"),
+            ("geoms", self.geoms, "geoms"),
+            ("mesh_vertices", self.mesh_vertices, "mesh vertices"),
+        ):
+            if int(stats[key]) > cap:
+                raise UploadTooLarge(
+                    f"{name} has {stats[key]} {what}; an uploaded robot may have at most {cap}"
+                )
+
+
+def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> dict[str, Any]:
+    """Compile ``source`` in a child process; its stats when it compiles within the
+    limits, else :class:`RobotFileInvalid` (MuJoCo's message, paths relative to the
+    upload) or :class:`UploadTooLarge`."""
+    name = shown(source.path, source.root)
+    request = {
+        "kind": source.kind,
+        "path": str(source.path),
+        "xml": source.xml,
+        "memory_bytes": COMPILE_MEMORY_BYTES,
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", str(WORKER)],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=source.root,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise RobotFileInvalid(f"MuJoCo did not compile {name} within {timeout_s:g} s") from None
+    try:
+        reply = json.loads(done.stdout)
+    except ValueError:
+        raise RobotFileInvalid(
+            f"MuJoCo could not compile {name}: the compiler stopped (exit code "
+            f"{done.returncode}; out of memory or a crash)"
+        ) from None
+    if not reply.get("ok"):
+        message = redact(str(reply.get("error", "unknown error")), source.root)
+        raise RobotFileInvalid(f"MuJoCo could not compile {name}: {message}")
+    stats: dict[str, Any] = reply["stats"]
+    caps.check(stats, name)
+    return stats

@@ -1,0 +1,170 @@
+"""URDF through MuJoCo's own URDF importer, with its file paths and defaults fixed.
+
+posekit does not interpret URDF itself: it rewrites two things in the XML and hands
+it to :meth:`mujoco.MjSpec.from_string`.
+
+- **Mesh paths.** ``package://PKG/path`` is looked for in a folder called ``PKG`` (or
+  holding a ``package.xml`` naming ``PKG``) among the URDF's parent folders (for an
+  upload, those inside it) and the
+  folders up to four levels below the robot's folder (and, for local files, in
+  ``$ROS_PACKAGE_PATH``), then in the robot's folder and the URDF's parent folders
+  themselves (an archive of the package's contents); ``file://`` URLs and
+  absolute paths are taken as they are for local files and refused in uploads;
+  relative paths are relative to the URDF's folder. Each mesh is given to MuJoCo by
+  its absolute path; messages name it relative to the robot's folder.
+- **Defaults for what URDF lacks** (``<mujoco><compiler>``, attributes the file sets
+  itself are kept): visual geometry is kept (``discardvisual="false"``: MuJoCo drops it
+  by default), links joined by fixed joints stay separate bodies
+  (``fusestatic="false"``, so that ``tool0``/``tcp`` frames can be targets), links
+  without ``<inertial>`` weigh ``BOUND_MASS`` kg with ``BOUND_INERTIA`` kg m²
+  (MuJoCo refuses massless moving bodies), and meshes in formats MuJoCo cannot read
+  (``.dae``, …) are left out, with a note. The robot's root link is fixed to the
+  world, as MuJoCo imports it. A ``home`` keyframe is added: every joint at 0, moved
+  into its range (:func:`posekit.robots.compile_worker.add_home_keyframe`).
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from posekit.robots.errors import RobotFileInvalid
+from posekit.robots.references import is_plain_relative, parse_xml, shown
+
+MESH_FORMATS = (".stl", ".obj", ".msh")  # what MuJoCo reads
+BOUND_MASS = 1e-3  # [kg]
+BOUND_INERTIA = 1e-6  # [kg m²]
+COMPILER_DEFAULTS = {
+    "discardvisual": "false",
+    "fusestatic": "false",
+    "boundmass": str(BOUND_MASS),
+    "boundinertia": str(BOUND_INERTIA),
+}
+PACKAGE_SEARCH_DEPTH = 4  # folders below the robot's folder searched for a package
+
+
+@dataclass
+class UrdfSource:
+    """A URDF rewritten for MuJoCo: its XML, the files it reads, and notes for users."""
+
+    xml: str
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _package_dirs(name: str, urdf: Path, root: Path, confined: bool) -> list[Path]:
+    """Folders that may be ``package://name`` (module docstring), best first."""
+    ancestors = [urdf.parent, *urdf.parent.parents]
+    inside = [folder for folder in ancestors if not confined or folder.is_relative_to(root)]
+    below = [
+        found
+        for depth in range(PACKAGE_SEARCH_DEPTH)
+        for found in sorted(root.glob("*/" * depth + name))
+    ]
+    ros = (
+        []
+        if confined
+        else [Path(p) / name for p in os.environ.get("ROS_PACKAGE_PATH", "").split(":") if p]
+    )
+    named = [
+        folder
+        for folder in [*inside, *below, *ros]
+        if folder.is_dir() and (folder.name == name or _declares_package(folder, name))
+    ]
+    return [*named, root, *inside]
+
+
+def _declares_package(folder: Path, name: str) -> bool:
+    manifest = folder / "package.xml"
+    if not manifest.is_file():
+        return False
+    try:
+        return (parse_xml(manifest).findtext("name") or "").strip() == name
+    except RobotFileInvalid:
+        return False
+
+
+def resolve_mesh(value: str, urdf: Path, root: Path, confined: bool) -> Path:
+    """The file a URDF mesh ``filename`` names (module docstring)."""
+    where = f"{shown(urdf, root)}: mesh {value!r}"
+    if value.startswith("package://"):
+        package, _, rest = value[len("package://") :].partition("/")
+        for folder in _package_dirs(package, urdf, root, confined):
+            candidate = (folder / unquote(rest)).resolve()
+            if candidate.is_file() and (not confined or candidate.is_relative_to(root)):
+                return candidate
+        raise RobotFileInvalid(f"{where} not found (no folder {package!r} holds {rest!r})")
+    if value.startswith("file://") or not is_plain_relative(value):
+        if confined:
+            raise RobotFileInvalid(f"{where} must be a path relative to the upload")
+        path = Path(unquote(urlparse(value).path) if value.startswith("file://") else value)
+    else:
+        path = (urdf.parent / value).resolve()
+        if confined and not path.is_relative_to(root):
+            raise RobotFileInvalid(f"{where} points outside the upload")
+    if not path.is_file():
+        raise RobotFileInvalid(f"{where} not found")
+    return path
+
+
+def _set_compiler(robot: ET.Element) -> None:
+    """Add posekit's defaults to the URDF's ``<mujoco><compiler>`` (kept where set)."""
+    extension = robot.find("mujoco")
+    if extension is None:
+        extension = ET.Element("mujoco")
+        robot.insert(0, extension)
+    compiler = extension.find("compiler")
+    if compiler is None:
+        compiler = ET.SubElement(extension, "compiler")
+    for attribute, value in COMPILER_DEFAULTS.items():
+        compiler.set(attribute, compiler.get(attribute, value))
+    compiler.set("strippath", "false")  # meshes are given by absolute path
+    for attribute in ("meshdir", "texturedir", "assetdir"):
+        compiler.attrib.pop(attribute, None)
+
+
+def urdf_source(path: Path, root: Path, confined: bool) -> UrdfSource:
+    """The URDF at ``path`` rewritten for MuJoCo (module docstring); ``confined``: every
+    file must lie inside ``root`` (uploads)."""
+    robot = parse_xml(path, root)
+    if robot.tag != "robot":
+        raise RobotFileInvalid(f"{shown(path, root)}: not a URDF (its root is <{robot.tag}>)")
+    source = UrdfSource("", [path])
+    for link in robot.iter("link"):
+        for kind in ("visual", "collision"):
+            for item in list(link.findall(kind)):
+                _fix_meshes(item, link, kind, path, root, confined, source)
+    for node in robot.iter():
+        if node.tag != "mesh" and "filename" in node.attrib:
+            del node.attrib["filename"]  # textures: MuJoCo's URDF importer reads none
+    _set_compiler(robot)
+    source.xml = ET.tostring(robot, encoding="unicode")
+    return source
+
+
+def _fix_meshes(
+    item: ET.Element,
+    link: ET.Element,
+    kind: str,
+    urdf: Path,
+    root: Path,
+    confined: bool,
+    source: UrdfSource,
+) -> None:
+    """Point each mesh of a visual/collision element at its file, or drop the element
+    when MuJoCo cannot read the mesh's format."""
+    for mesh in item.iter("mesh"):
+        value = mesh.get("filename", "")
+        if Path(urlparse(value).path).suffix.lower() not in MESH_FORMATS:
+            link.remove(item)
+            source.notes.append(
+                f"link {link.get('name')!r}: {kind} mesh {value!r} left out (MuJoCo reads "
+                f"{', '.join(MESH_FORMATS)} meshes)"
+            )
+            return
+        resolved = resolve_mesh(value, urdf, root, confined)
+        mesh.set("filename", str(resolved))
+        source.files.append(resolved)

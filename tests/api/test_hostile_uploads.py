@@ -1,0 +1,194 @@
+"""Uploads from strangers: every hostile upload is refused with a 4xx that says why, and
+leaves the registry and the data directory as they were. Against both solve loops."""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.own_server import OwnServer, start_own_server, stop_own_server
+from support.robot_files import MJCF_ARM, box_obj, write_urdf_package, zip_folder
+
+ARM = MJCF_ARM.format(name="evil", reach=0.3, radius=0.03)
+
+
+@pytest.fixture(scope="module", params=["thread", "process"])
+def own(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OwnServer]:
+    server = start_own_server(tmp_path_factory.mktemp(request.param), request.param)
+    yield server
+    stop_own_server(server)
+
+
+def zipped(*members: tuple[str | zipfile.ZipInfo, bytes | str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def symlink(name: str, target: str) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(name)
+    info.create_system = 3
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info, target.encode()
+
+
+def bomb() -> bytes:
+    """8 MiB of zeros (the cap on one file is 1 MiB), about 8 kB zipped."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("robot/robot.xml", ARM)
+        with archive.open("robot/meshes/upper.obj", "w") as member:
+            for _ in range(8):
+                member.write(bytes(1 << 20))
+    return buffer.getvalue()
+
+
+def many_bodies() -> str:
+    """A valid chain of 60 bodies (the cap is 40)."""
+    chain = "".join(
+        f'<body name="b{i}" pos="0 0 0.01"><joint/><geom size="0.01"/>' for i in range(60)
+    )
+    return f"<mujoco><worldbody>{chain}{'</body>' * 60}</worldbody></mujoco>"
+
+
+ENTITIES = (
+    '<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa">'
+    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
+    '<mujoco model="&c;"><worldbody/></mujoco>'
+)
+MESHES = {"robot/meshes/upper.obj": box_obj((0.03, 0.03, 0.15))}
+
+
+def with_meshes(*members: tuple[str | zipfile.ZipInfo, bytes | str]) -> bytes:
+    return zipped(*MESHES.items(), *members)
+
+
+def outside_urdf(tmp_path: Path) -> bytes:
+    urdf = write_urdf_package(tmp_path)
+    urdf.write_text(urdf.read_text().replace("package://two_link_description/", "file:///etc/"))
+    return zip_folder(tmp_path)
+
+
+HOSTILE: dict[str, tuple[str, object, int, str]] = {
+    # name: (file name, content, status, words of the message)
+    "traversal": (
+        "evil.zip",
+        with_meshes(("robot/../../evil.xml", ARM)),
+        422,
+        "outside the archive",
+    ),
+    "absolute path": ("evil.zip", zipped(("/tmp/evil.xml", ARM)), 422, "absolute path"),
+    "symlink": (
+        "evil.zip",
+        with_meshes(("robot/robot.xml", ARM), symlink("robot/meshes/link.obj", "/etc/passwd")),
+        422,
+        "symbolic link",
+    ),
+    "zip bomb": ("evil.zip", bomb(), 413, "each file may have at most"),
+    "oversized model": ("evil.xml", many_bodies(), 413, "61 bodies"),
+    "include outside": (
+        "evil.zip",
+        with_meshes(("robot/robot.xml", '<mujoco><include file="../../../etc/x.xml"/></mujoco>')),
+        422,
+        "points outside the upload",
+    ),
+    "mesh by absolute path": (
+        "evil.xml",
+        ARM.replace('file="upper.obj"', 'file="/etc/passwd"'),
+        422,
+        "relative to the upload",
+    ),
+    "meshdir outside": (
+        "evil.xml",
+        ARM.replace('meshdir="meshes"', 'meshdir="../../.."'),
+        422,
+        "points outside the upload",
+    ),
+    "urdf mesh outside": ("evil.zip", outside_urdf, 422, "relative to the upload"),
+    "malformed xml": ("evil.xml", "<mujoco><worldbody></mujoco>", 422, "malformed XML"),
+    "xml entities": ("evil.xml", ENTITIES, 422, "malformed XML"),
+    "no model": ("evil.zip", zipped(("readme.txt", "hello")), 422, "no MJCF"),
+    "not a model file": ("evil.exe", b"MZ\x90\x00", 422, "upload an MJCF"),
+    "mujoco refuses it": (
+        "evil.xml",
+        "<mujoco><worldbody><geom type='box'/></worldbody></mujoco>",
+        422,
+        "MuJoCo could not compile evil.xml",
+    ),
+    "archive too large": ("evil.zip", b"PK\x03\x04" + bytes(2 << 20), 413, "exceeds the limit"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_uploads_are_refused_and_change_nothing(
+    own: OwnServer, case: str, tmp_path: Path
+) -> None:
+    filename, content, status, words = HOSTILE[case]
+    if callable(content):
+        content = content(tmp_path)
+    payload = content.encode() if isinstance(content, str) else content
+    robots_before = own.client.get("/api/robots").json()
+    stored_before = (
+        sorted(p.name for p in (own.data / "robots").glob("*"))
+        if (own.data / "robots").exists()
+        else []
+    )
+    response = own.client.post("/api/robots", files={"file": (filename, payload)})
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert words in body["detail"], body
+    assert str(own.data) not in body["detail"] and "/tmp/" not in body["detail"]
+    assert own.client.get("/api/robots").json() == robots_before
+    stored_after = (
+        sorted(p.name for p in (own.data / "robots").glob("*"))
+        if (own.data / "robots").exists()
+        else []
+    )
+    assert stored_after == stored_before  # nothing left behind
+    assert not Path("/tmp/evil.xml").exists()
+
+
+def test_an_upload_needs_the_token_like_every_call(tmp_path: Path) -> None:
+    import httpx
+    from posekit.settings import Settings
+    from support.servers import LiveServer
+
+    settings = Settings.from_env({"POSEKIT_TOKEN": "s3cret", "POSEKIT_DATA_DIR": str(tmp_path)})
+    live = LiveServer(settings=settings).start()
+    try:
+        files = {"file": ("arm.xml", ARM.encode())}
+        refused = httpx.post(f"{live.base_url}/api/robots", files=files)
+        assert refused.status_code == 401
+        assert httpx.delete(f"{live.base_url}/api/robots/arm7").status_code == 401
+        assert not (tmp_path / "robots").exists()
+    finally:
+        live.stop()
+
+
+def test_a_cross_site_form_post_cannot_upload_a_robot(own: OwnServer) -> None:
+    """A page of another site can send a multipart form to a tokenless server on loopback
+    without asking CORS first; the server refuses it from its Origin."""
+    before = own.client.get("/api/robots").json()
+    files = {"file": ("arm.xml", ARM.encode())}
+    evil = own.client.post("/api/robots", files=files, headers={"Origin": "http://evil.example"})
+    assert evil.status_code == 403 and evil.json()["code"] == "forbidden"
+    deleted = own.client.delete("/api/robots/my_arm", headers={"Origin": "http://evil.example"})
+    assert deleted.status_code == 403
+    assert own.client.get("/api/robots").json() == before
+    same = f"http://127.0.0.1:{own.live.port}"
+    no_meshes = ARM.replace('<asset><mesh name="upper" file="upper.obj"/></asset>', "").replace(
+        'type="mesh" mesh="upper"', 'type="box" size="0.03 0.03 0.15"'
+    )
+    mine = own.client.post(
+        "/api/robots", files={"file": ("mine.xml", no_meshes.encode())}, headers={"Origin": same}
+    )
+    assert mine.status_code == 201, mine.text
+    assert own.client.delete("/api/robots/mine", headers={"Origin": same}).status_code == 204

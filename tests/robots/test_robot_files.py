@@ -1,0 +1,202 @@
+"""Robots from files: discovery and names, URDF through MuJoCo's importer, references
+confined to an upload, the compile check in a child process, presets with reasons."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from posekit.robots import RobotRegistry
+from posekit.robots.category import guess_category
+from posekit.robots.compile_check import ModelCaps, check_compiles
+from posekit.robots.errors import RobotConflict, RobotFileInvalid, UploadTooLarge
+from posekit.robots.loading import model_source
+from posekit.robots.local_robots import file_robot, folder_robots, model_files
+from posekit.robots.presets import preset_reasons
+from support.robot_files import write_mjcf_arm, write_urdf_package
+
+
+def test_a_folder_lists_top_level_models_named_after_their_files(tmp_path: Path) -> None:
+    write_mjcf_arm(tmp_path)
+    write_urdf_package(tmp_path)
+    (tmp_path / "ur5e").mkdir()
+    (tmp_path / "ur5e" / "ur5e.xml").write_text("<mujoco><worldbody/></mujoco>")
+    (tmp_path / "ur5e" / "scene.xml").write_text('<mujoco><include file="ur5e.xml"/></mujoco>')
+    (tmp_path / "notes.xml").write_text("<notes/>")  # not a model
+    (tmp_path / "two_link_description" / "launch.xml").write_text("<launch/>")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "x.xml").write_text("<mujoco/>")
+    files = [p.relative_to(tmp_path).as_posix() for p in model_files(tmp_path)]
+    assert files == ["my_arm.xml", "two_link_description/urdf/two_link.urdf", "ur5e/scene.xml"]
+    robots = {r.name: r for r in folder_robots(tmp_path, taken={"two_link"})}
+    # scene.xml is named after its folder; a name already taken gets "_local"
+    assert set(robots) == {"my_arm", "two_link_local", "ur5e"}
+    assert robots["ur5e"].file("scene").name == "scene.xml"
+    assert all(r.source == "local" and r.root == tmp_path.resolve() for r in robots.values())
+
+
+def test_the_registry_serves_files_and_keeps_them_in_its_recipe(tmp_path: Path) -> None:
+    import pickle
+
+    registry = RobotRegistry(menagerie=False)
+    entry = registry.add_file("bench_arm", write_mjcf_arm(tmp_path))
+    assert entry.source == "local" and entry.category == "arm"
+    assert registry.names() == ["arm7", "humanoid", "bench_arm"]
+    with pytest.raises(RobotConflict, match="already exists"):
+        registry.add_file("arm7", tmp_path / "my_arm.xml")
+    copy = pickle.loads(pickle.dumps(registry))  # what a solver process builds
+    assert copy.local_robot("bench_arm") == registry.local_robot("bench_arm")
+    assert copy.model("bench_arm").nbody == registry.model("bench_arm").nbody == 5
+
+
+def test_urdf_meshes_by_package_and_defaults_for_what_urdf_lacks(tmp_path: Path) -> None:
+    registry = RobotRegistry(menagerie=False)
+    registry.add_file("two_link", write_urdf_package(tmp_path))
+    model = registry.model("two_link")
+    bodies = [model.body(i).name for i in range(model.nbody)]
+    # Fixed links stay bodies (tool0 can be a target); the forearm has no <inertial>.
+    assert bodies == ["world", "base_link", "upper_arm", "forearm", "tool0"]
+    assert model.body("forearm").mass[0] == pytest.approx(1e-3)
+    assert model.nmesh == 1 and model.nmeshvert == 8  # the package:// STL, visual kept
+    # home: every joint at 0, moved into its range (the elbow's starts at 0.2)
+    assert model.key("home").qpos.tolist() == pytest.approx([0.0, 0.2])
+    source = registry.source("two_link", "two_link")
+    assert source is not None
+    assert {p.name for p in source.files} == {"two_link.urdf", "upper_arm.stl"}
+    reasons = preset_reasons(model)
+    assert set(reasons) == {"tool0", "posture"}
+    assert "end effector" in reasons["tool0"] and "'tool'" in reasons["tool0"]
+
+
+def test_urdf_meshes_in_formats_mujoco_cannot_read_are_left_out_with_a_note(
+    tmp_path: Path,
+) -> None:
+    urdf = write_urdf_package(tmp_path)
+    urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.dae"))
+    robot = file_robot("two_link", urdf)
+    source = model_source(robot, robot.default_entry)
+    assert len(source.notes) == 1 and "upper_arm.dae" in source.notes[0]
+    assert "left out" in source.notes[0]
+
+
+def test_a_leaf_is_the_end_effector_when_no_name_says_one() -> None:
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body name='a'><joint/><geom size='.1'/>"
+        "<body name='b' pos='0 0 .2'><joint/><geom size='.1'/></body></body>"
+        "</worldbody></mujoco>"
+    )
+    reasons = preset_reasons(model)
+    assert "leaf of the kinematic tree" in reasons["b"]
+
+
+def uploaded(folder: Path, main: Path) -> object:
+    return file_robot("up", main, source="uploaded", root=folder)
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        ('<include file="../outside.xml"/>', "outside the upload"),
+        ('<asset><mesh name="m" file="/etc/passwd"/></asset>', "relative to the upload"),
+        ('<compiler meshdir="/etc"/>', "relative to the upload"),
+        ('<compiler meshdir="../.."/>', "outside the upload"),
+        ('<asset><texture name="t" type="2d" file="http://x/t.png"/></asset>', "relative"),
+        ('<asset><hfield name="h" file="../../h.png"/></asset>', "outside the upload"),
+    ],
+)
+def test_mjcf_references_leaving_an_upload_are_refused(
+    tmp_path: Path, reference: str, message: str
+) -> None:
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    (tmp_path / "outside.xml").write_text("<mujoco/>")
+    main = folder / "robot.xml"
+    main.write_text(f"<mujoco>{reference}<worldbody/></mujoco>")
+    robot = file_robot("up", main, source="uploaded", root=folder)
+    with pytest.raises(RobotFileInvalid, match=message) as error:
+        model_source(robot, robot.default_entry)
+    assert str(tmp_path) not in str(error.value)
+    assert "robot.xml" in str(error.value)
+
+
+def test_urdf_meshes_leaving_an_upload_are_refused(tmp_path: Path) -> None:
+    urdf = write_urdf_package(tmp_path)
+    package = urdf.parents[1]
+    for mesh, message in (
+        ("file:///etc/passwd.stl", "relative to the upload"),
+        ("../../../secret.stl", "outside the upload"),
+        ("package://other_pkg/x.stl", "not found"),
+    ):
+        urdf.write_text(
+            urdf.read_text().split("<mesh filename=")[0]
+            + f'<mesh filename="{mesh}"/>'
+            + "</geometry></visual></link></robot>"
+        )
+        robot = file_robot("up", urdf, source="uploaded", root=package)
+        with pytest.raises(RobotFileInvalid, match=message):
+            model_source(robot, robot.default_entry)
+
+
+def test_xml_entities_are_refused_not_expanded(tmp_path: Path) -> None:
+    main = tmp_path / "bomb.xml"
+    main.write_text(
+        '<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa">'
+        '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><mujoco model="&b;"/>'
+    )
+    robot = file_robot("up", main, source="uploaded", root=tmp_path)
+    with pytest.raises(RobotFileInvalid, match="malformed XML"):
+        model_source(robot, robot.default_entry)
+
+
+def test_the_compile_check_runs_in_a_child_with_caps_and_a_time_limit(tmp_path: Path) -> None:
+    robot = file_robot("up", write_mjcf_arm(tmp_path), source="uploaded", root=tmp_path)
+    source = model_source(robot, robot.default_entry)
+    stats = check_compiles(source, ModelCaps(), timeout_s=60)
+    assert stats["bodies"] == 5 and stats["mesh_vertices"] == 8
+    assert stats["joint_names"] == ["shoulder", "elbow", "wrist"]
+    with pytest.raises(UploadTooLarge, match="5 bodies; an uploaded robot may have at most 4"):
+        check_compiles(source, ModelCaps(bodies=4), timeout_s=60)
+    with pytest.raises(UploadTooLarge, match="mesh vertices"):
+        check_compiles(source, ModelCaps(mesh_vertices=7), timeout_s=60)
+    started = time.monotonic()
+    with pytest.raises(RobotFileInvalid, match=r"did not compile my_arm\.xml within 0\.05 s"):
+        check_compiles(source, ModelCaps(), timeout_s=0.05)
+    assert time.monotonic() - started < 5.0  # the child was killed, not waited for
+
+
+def test_mujoco_errors_name_files_relative_to_the_upload(tmp_path: Path) -> None:
+    main = tmp_path / "robot.xml"
+    main.write_text('<mujoco><asset><mesh name="m" file="missing.stl"/></asset></mujoco>')
+    robot = file_robot("up", main, source="uploaded", root=tmp_path)
+    with pytest.raises(RobotFileInvalid) as error:
+        check_compiles(model_source(robot, "robot"), ModelCaps(), timeout_s=60)
+    assert "missing.stl" in str(error.value) and str(tmp_path) not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "bodies", "joints", "floating", "category"),
+    [
+        ("my_arm", ["base", "link1", "link2"], ["shoulder", "elbow"], False, "arm"),
+        (
+            "biped",
+            ["pelvis", "left_thigh", "left_shin", "right_thigh", "right_shin"],
+            ["l_hip", "l_knee", "r_hip", "r_knee"],
+            True,
+            "biped",
+        ),
+        ("dog", [f"{leg}_calf" for leg in ("fl", "fr", "rl", "rr")], ["x"], True, "quadruped"),
+        ("g", ["torso", "left_thigh", "left_arm", "right_arm"], ["knee"], True, "humanoid"),
+        ("grip", ["palm", "finger_left", "finger_right"], ["j1"], False, "end_effector"),
+        ("bi", ["left_arm_link1", "right_arm_link1"], ["j"], False, "dual_arm"),
+        ("rover", ["chassis", "wheel_left", "wheel_right"], ["w1"], False, "mobile_base"),
+        ("quad", ["body", "rotor1"], [], True, "drone"),
+        ("statue", ["base"], [], False, "misc"),
+    ],
+)
+def test_category_guesses(
+    name: str, bodies: list[str], joints: list[str], floating: bool, category: str
+) -> None:
+    assert guess_category(name, bodies, joints, floating) == category
