@@ -18,6 +18,7 @@ $(RUNTIME_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e .
+	$(PY) -c "from posekit.warmup import compile_kernels; print(f'posekit: engine kernels compiled in {compile_kernels():.0f} s')"
 	touch $@
 
 $(DEV_STAMP): $(RUNTIME_STAMP)

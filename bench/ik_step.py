@@ -305,7 +305,7 @@ def main() -> None:
                 line += f"   {median / medians['posekit']:.2f}× posekit"
             print(line)
         if "mink" in libs:
-            print(f"{'':4} {'ratio posekit/mink':>28} {medians['posekit'] / medians['mink']:.2f}")
+            print(f"{'':4} {'ratio posekit/mink':>28} {medians['posekit'] / medians['mink']:.3f}")
 
 
 def _keyframe_of(problem: Problem) -> str:

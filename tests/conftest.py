@@ -10,6 +10,17 @@ from support.models import require_menagerie
 from support.servers import LiveServer
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the IK kernels before any test starts a server or a solver process.
+
+    On a fresh checkout that takes half a minute of CPU (Numba, cached afterwards); a
+    server's first session would otherwise wait for it past the tests' deadlines.
+    """
+    from posekit.warmup import compile_kernels
+
+    compile_kernels(steps=1)
+
+
 @pytest.fixture
 def _menagerie() -> None:
     require_menagerie()

@@ -4,6 +4,9 @@ Its public API follows mink 1.3.0, so ``import posekit as mink`` works for code
 written against mink.
 """
 
+from posekit.ik.compiled.engine import CompiledFallbackWarning, fallback_reason
+from posekit.ik.compiled.selection import current_engine as get_engine
+from posekit.ik.compiled.selection import set_engine
 from posekit.ik.configuration import Configuration
 from posekit.ik.constants import (
     FRAME_TO_ENUM,
@@ -85,6 +88,7 @@ __all__ = [
     "BaseTask",
     "CollisionAvoidanceLimit",
     "ComTask",
+    "CompiledFallbackWarning",
     "Configuration",
     "ConfigurationLimit",
     "Constraint",
@@ -126,13 +130,16 @@ __all__ = [
     "VelocityLimit",
     "build_ik",
     "custom_configuration_vector",
+    "fallback_reason",
     "get_body_body_ids",
     "get_body_geom_ids",
     "get_body_joint_ids",
+    "get_engine",
     "get_freejoint_dims",
     "get_subtree_body_ids",
     "get_subtree_geom_ids",
     "get_subtree_joint_ids",
     "move_mocap_to_frame",
+    "set_engine",
     "solve_ik",
 ]

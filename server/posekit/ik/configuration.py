@@ -7,6 +7,8 @@ import logging
 import mujoco
 import numpy as np
 
+from posekit.ik.compiled.configuration_kernel import integrate_and_update, native_handles
+from posekit.ik.compiled.selection import current_engine
 from posekit.ik.exceptions import (
     InvalidConfigurationVector,
     NotWithinConfigurationLimits,
@@ -51,6 +53,7 @@ class Configuration:
         self._constraints_stale = True
         self._scalar_limits = _scalar_joint_limits(model)
         self._ball_limits = _ball_joint_limits(model)
+        self._native = native_handles(model, self.data)
         self.update(q=q)
 
     # ------------------------------------------------------------------ state
@@ -221,7 +224,18 @@ class Configuration:
         return q
 
     def integrate_inplace(self, velocity: np.ndarray, dt: float) -> None:
-        """Integrate ``velocity`` over ``dt`` into the current configuration, then update."""
+        """Integrate ``velocity`` over ``dt`` into the current configuration, then update.
+
+        With the compiled engine, one compiled call makes the same three MuJoCo calls.
+        """
+        if self._native is not None and current_engine() == "compiled":
+            try:
+                done = integrate_and_update(self._native, velocity, dt) == 0
+            except TypeError:  # not a contiguous float64 vector, or dt not a number
+                done = False
+            if done:
+                self._constraints_stale = True
+                return
         velocity = as_vector(velocity, self.model.nv, "velocity")
         mujoco.mj_integratePos(self.model, self.data.qpos, velocity, dt)
         mujoco.mj_kinematics(self.model, self.data)

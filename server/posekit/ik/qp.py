@@ -15,6 +15,7 @@ factored form avoids it); only when that fails too is :class:`NoSolutionFound` r
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ import daqp
 import numpy as np
 import qpsolvers
 
-from posekit.ik.exceptions import NoSolutionFound, SolverNotInstalled
+from posekit.ik.exceptions import InvalidSolverSettings, NoSolutionFound, SolverNotInstalled
 from posekit.ik.limits.limit import Bounds, bounds_as_rows
 from posekit.ik.qp_sqrt import HessianTerms, hessian_factor, solve_square_root
 
@@ -36,6 +37,14 @@ _DAQP_EXIT_MESSAGES = {
     -5: "non-convex problem",
     -6: "initial working set overdetermined",
 }
+
+
+def check_step_settings(dt: float, damping: float) -> None:
+    """Raise :class:`InvalidSolverSettings` unless ``dt`` [s] > 0 and ``damping`` >= 0 are finite."""
+    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0):
+        raise InvalidSolverSettings(f"dt must be a finite number of seconds > 0, got {dt!r}")
+    if not (isinstance(damping, (int, float)) and math.isfinite(damping) and damping >= 0.0):
+        raise InvalidSolverSettings(f"damping must be a finite number >= 0, got {damping!r}")
 
 
 @dataclass

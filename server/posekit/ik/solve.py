@@ -18,34 +18,25 @@ Limits contribute :math:`G \Delta q \le h` (or simple bounds), and tasks passed 
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Sequence
 
 import numpy as np
 import qpsolvers
 
+from posekit.ik.compiled.engine import solve_compiled
 from posekit.ik.configuration import Configuration
-from posekit.ik.exceptions import InvalidSolverSettings
 from posekit.ik.limits.configuration_limit import ConfigurationLimit
 from posekit.ik.limits.limit import Bounds, Limit
-from posekit.ik.qp import QuadraticProgram
+from posekit.ik.qp import QuadraticProgram, check_step_settings
 from posekit.ik.tasks.task import BaseTask, Task
-
-
-def _check_settings(dt: float, damping: float) -> None:
-    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0.0):
-        raise InvalidSolverSettings(f"dt must be a finite number of seconds > 0, got {dt!r}")
-    if not (isinstance(damping, (int, float)) and math.isfinite(damping) and damping >= 0.0):
-        raise InvalidSolverSettings(f"damping must be a finite number >= 0, got {damping!r}")
-
 
 _DEFAULT_LIMITS: weakref.WeakKeyDictionary[Configuration, list[Limit]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _default_limits(configuration: Configuration) -> list[Limit]:
+def default_limits(configuration: Configuration) -> list[Limit]:
     """``[ConfigurationLimit(model)]``, built once per configuration."""
     cached = _DEFAULT_LIMITS.get(configuration)
     if cached is None:
@@ -62,7 +53,7 @@ def assemble_qp(
     constraints: Sequence[Task] | None = None,
 ) -> QuadraticProgram:
     """The QP of one IK step (see the module docstring)."""
-    _check_settings(dt, damping)
+    check_step_settings(dt, damping)
     nv = configuration.model.nv
     jacobians: list[np.ndarray] = []
     errors: list[np.ndarray] = []
@@ -107,7 +98,7 @@ def assemble_qp(
 
     qp = QuadraticProgram(H, c)
     qp.rows, qp.shift, qp.diagonal_weights, qp.dense = W, shift, diagonal_weights, dense
-    _add_limits(qp, configuration, dt, _default_limits(configuration) if limits is None else limits)
+    _add_limits(qp, configuration, dt, default_limits(configuration) if limits is None else limits)
     if constraints:
         rows = [_equality_rows(task, configuration) for task in constraints]
         qp.A = np.vstack([jacobian for jacobian, _ in rows])
@@ -194,5 +185,16 @@ def solve_ik(
     """
     if safety_break:
         configuration.check_limits(safety_break=True)
+    if type(tasks) is not list and type(tasks) is not tuple:
+        tasks = list(tasks)  # iterated once: the compiled and the Python path both read it
+    if limits is None:
+        limits = default_limits(configuration)
+    elif type(limits) is not list and type(limits) is not tuple:
+        limits = list(limits)
+    if constraints is not None and type(constraints) is not list:
+        constraints = list(constraints)
+    velocity = solve_compiled(configuration, tasks, dt, solver, damping, limits, constraints, kwargs)
+    if velocity is not None:
+        return velocity
     qp = assemble_qp(configuration, tasks, dt, damping, limits, constraints)
     return qp.solve(solver, **kwargs) / dt

@@ -3,15 +3,16 @@ r"""The rigid-transform group SE(3), stored as ``wxyz_xyz`` (unit quaternion, th
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import mujoco
 import numpy as np
 
 from posekit.ik.exceptions import InvalidMocapBody, InvalidShape
 from posekit.ik.lie.base import MatrixLieGroup
+from posekit.ik.lie.pose_kernels import compose_into
 from posekit.ik.lie.so3 import SO3, _parameter_vector
 from posekit.ik.lie.utils import (
-    compose_poses,
     invert_pose,
     quat_exp,
     quat_rotate,
@@ -73,8 +74,12 @@ class SE3(MatrixLieGroup):
     @classmethod
     def from_translation(cls, translation: np.ndarray) -> SE3:
         """A pure translation [m]."""
-        translation = _parameter_vector(translation, 3, "translation")
-        return cls._wrap(np.array([1.0, 0.0, 0.0, 0.0, *translation.tolist()]))
+        if type(translation) is not np.ndarray or translation.shape != (3,):
+            translation = _parameter_vector(translation, 3, "translation")
+        x, y, z = translation.tolist()
+        pose = object.__new__(cls)
+        pose.wxyz_xyz = np.array((1.0, 0.0, 0.0, 0.0, x, y, z), dtype=np.float64)
+        return pose
 
     @classmethod
     def from_matrix(cls, matrix: np.ndarray) -> SE3:
@@ -151,8 +156,24 @@ class SE3(MatrixLieGroup):
         return quat_rotate(self.wxyz_xyz[:4], point) + self.wxyz_xyz[4:]
 
     def multiply(self, other: SE3) -> SE3:
-        r""":math:`(R_1 R_2,\; R_1 t_2 + t_1)`."""
-        return SE3._wrap(compose_poses(self.wxyz_xyz, other.wxyz_xyz))
+        r""":math:`(R_1 R_2,\; R_1 t_2 + t_1)` (compiled: one call, see ``pose_kernels``)."""
+        out = np.empty(7)
+        compose_into(self.wxyz_xyz, other.wxyz_xyz, out)
+        pose = object.__new__(SE3)
+        pose.wxyz_xyz = out
+        return pose
+
+    @overload
+    def __matmul__(self, other: SE3) -> SE3: ...
+
+    @overload
+    def __matmul__(self, other: np.ndarray) -> np.ndarray: ...
+
+    def __matmul__(self, other: object) -> object:
+        """``X @ Y`` composes two poses (the common case, first); ``X @ p`` applies ``X``."""
+        if type(other) is SE3:
+            return self.multiply(other)
+        return super().__matmul__(other)  # type: ignore[call-overload]
 
     def inverse(self) -> SE3:
         r""":math:`(R^T,\; -R^T t)`."""

@@ -329,7 +329,7 @@ def mat3_mul_transposed(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[flo
     )
 
 
-def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple:
+def rotate_floats(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple:
     """``v`` rotated by the unit quaternion ``(w, x, y, z)``: :math:`v + 2w(u \times v) + 2u \times (u \times v)`."""
     tx = 2.0 * (y * vz - z * vy)
     ty = 2.0 * (z * vx - x * vz)
@@ -341,7 +341,7 @@ def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: fl
     )
 
 
-def _multiply(left: tuple, right: tuple) -> tuple:
+def multiply_quat_floats(left: tuple, right: tuple) -> tuple:
     """Hamilton product of two quaternions given as float tuples."""
     w1, x1, y1, z1 = left
     w2, x2, y2, z2 = right
@@ -355,29 +355,21 @@ def _multiply(left: tuple, right: tuple) -> tuple:
 
 # The quaternion and pose helpers below work on Python floats: for 4- and 7-vectors a
 # handful of float operations is several times cheaper than NumPy or MuJoCo calls.
-def compose_poses(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    r"""``wxyz_xyz`` of the composition :math:`T_1 T_2 = (R_1 R_2,\; R_1 t_2 + t_1)`."""
-    w, x, y, z, ax, ay, az = left.tolist()
-    values = right.tolist()
-    rx, ry, rz = _rotate(w, x, y, z, *values[4:])
-    return np.array([*_multiply((w, x, y, z), values[:4]), rx + ax, ry + ay, rz + az])
-
-
 def invert_pose(pose: np.ndarray) -> np.ndarray:
     r"""``wxyz_xyz`` of :math:`T^{-1} = (R^T,\; -R^T t)`."""
     w, x, y, z, tx, ty, tz = pose.tolist()
-    rx, ry, rz = _rotate(w, -x, -y, -z, tx, ty, tz)
+    rx, ry, rz = rotate_floats(w, -x, -y, -z, tx, ty, tz)
     return np.array([w, -x, -y, -z, -rx, -ry, -rz])
 
 
 def quat_multiply(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Hamilton product of two ``wxyz`` quaternions."""
-    return np.array(_multiply(left.tolist(), right.tolist()))
+    return np.array(multiply_quat_floats(left.tolist(), right.tolist()))
 
 
 def quat_rotate(wxyz: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``vector`` rotated by the unit quaternion ``wxyz``."""
-    return np.array(_rotate(*wxyz.tolist(), *np.asarray(vector, dtype=np.float64).tolist()))
+    return np.array(rotate_floats(*wxyz.tolist(), *np.asarray(vector, dtype=np.float64).tolist()))
 
 
 def quat_to_matrix(wxyz: np.ndarray) -> np.ndarray:

@@ -17,14 +17,31 @@ from __future__ import annotations
 
 import math
 
+import mujoco
 import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+def pair_reach_squared(
+    model: mujoco.MjModel, geom1: np.ndarray, geom2: np.ndarray, detection: float
+) -> np.ndarray:
+    r"""Per pair, the largest squared centre distance at which it may be in range [m²].
+
+    :math:`(r_1 + r_2 + d_{\mathrm{detect}})^2` from ``geom_rbound``; :math:`+\infty` for a
+    pair with an unbounded geom (a plane: ``rbound = 0``); :math:`-1` when the reach is
+    negative (a negative detection distance deeper than both spheres: never in range).
+    """
+    radius1 = model.geom_rbound[geom1]
+    radius2 = model.geom_rbound[geom2]
+    reach = radius1 + radius2 + detection
+    unbounded = (radius1 <= 0.0) | (radius2 <= 0.0)
+    return np.where(unbounded, np.inf, np.where(reach < 0.0, -1.0, reach * reach))
+
+
+@njit(cache=True, nogil=True)
 def _box_gap(
-    center_a: np.ndarray, radius_a: float, center_b: np.ndarray, rotation_b: np.ndarray,
-    half_b: np.ndarray,
+    center_a: tuple[float, float, float], radius_a: float, center_b: tuple[float, float, float],
+    rotation_b: np.ndarray, half_b: np.ndarray,
 ) -> float:  # fmt: skip
     """Lower bound on the distance between a sphere and an oriented box [m]."""
     dx = center_a[0] - center_b[0]
@@ -39,19 +56,19 @@ def _box_gap(
     return math.sqrt(total) - radius_a
 
 
-@njit(cache=True)
-def _box_center(position: np.ndarray, rotation: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    center = np.empty(3)
-    for row in range(3):
-        center[row] = position[row] + (
-            rotation[3 * row] * offset[0]
-            + rotation[3 * row + 1] * offset[1]
-            + rotation[3 * row + 2] * offset[2]
-        )
-    return center
+@njit(cache=True, nogil=True)
+def _box_center(
+    position: np.ndarray, rotation: np.ndarray, offset: np.ndarray
+) -> tuple[float, float, float]:
+    """World centre of a geom's local box: ``position + rotation @ offset``."""
+    return (
+        position[0] + (rotation[0] * offset[0] + rotation[1] * offset[1] + rotation[2] * offset[2]),
+        position[1] + (rotation[3] * offset[0] + rotation[4] * offset[1] + rotation[5] * offset[2]),
+        position[2] + (rotation[6] * offset[0] + rotation[7] * offset[1] + rotation[8] * offset[2]),
+    )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def candidate_pairs(
     geom1: np.ndarray,
     geom2: np.ndarray,

@@ -48,7 +48,7 @@ import mujoco
 import numpy as np
 
 from posekit.ik.exceptions import LimitDefinitionError
-from posekit.ik.limits.broadphase import candidate_pairs
+from posekit.ik.limits.broadphase import candidate_pairs, pair_reach_squared
 from posekit.ik.limits.geom_pairs import GeomPairGroups, expand_geom_pairs
 from posekit.ik.limits.limit import Bounds, Constraint, Limit
 
@@ -169,13 +169,7 @@ class CollisionAvoidanceLimit(Limit):
         self._geom1 = pairs[:, 0].copy()
         self._geom2 = pairs[:, 1].copy()
         self._pair_list = [(int(g1), int(g2)) for g1, g2 in self.geom_id_pairs]
-        radius1 = model.geom_rbound[self._geom1]
-        radius2 = model.geom_rbound[self._geom2]
-        reach = radius1 + radius2 + detection
-        unbounded = (radius1 <= 0.0) | (radius2 <= 0.0)
-        # reach < 0 (negative detection distance): the bounding spheres can never get
-        # that deep into each other, so the pair is never a candidate (-1 < any d²).
-        self._reach_sq = np.where(unbounded, np.inf, np.where(reach < 0.0, -1.0, reach * reach))
+        self._reach_sq = pair_reach_squared(model, self._geom1, self._geom2, detection)
         count, nv = self.max_num_contacts, model.nv
         self._candidate_buffer = np.empty(count, dtype=np.intp)
         self._rows = np.empty((count, nv))

@@ -236,6 +236,22 @@ class ConfigurationLimit(Limit):
     def upper(self, value: np.ndarray) -> None:
         self._upper[:-1] = value
 
+    def box_limits(self) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
+        """What the simple bounds are computed from, or ``None`` when no joint is boxed.
+
+        ``(qpos_of_dof, lower, upper)`` as :func:`joint_box_bounds` takes them: the
+        limit's own ``(nq + 1,)`` buffers (written in place through :attr:`lower` and
+        :attr:`upper`), and the ``qpos`` address of each DoF's limit (``None``: the
+        identity).
+        """
+        if not self._boxed:
+            return None
+        return self._qpos_of_dof, self._lower, self._upper
+
+    def ball_joints(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The limited ball joints' ``qpos`` and DoF addresses and maximum angles [rad]."""
+        return self._ball_qpos_adr, self._ball_dof_adr, self._ball_max_angle
+
     def _ball_rows(self, q: np.ndarray) -> Constraint:
         return ball_limit_rows(
             q, self._ball_qpos_adr, self._ball_dof_adr, self._ball_max_angle, self.gain,

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from posekit.ik.observed import Observed
+
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
 
@@ -36,8 +38,12 @@ class Bounds(NamedTuple):
     upper: np.ndarray
 
 
-class Limit(abc.ABC):
-    """Anything that restricts the configuration step of the IK problem."""
+class Limit(Observed, abc.ABC):
+    """Anything that restricts the configuration step of the IK problem.
+
+    Assigning a public attribute notifies the compiled plans that use the limit
+    (:class:`posekit.ik.observed.Observed`).
+    """
 
     @abc.abstractmethod
     def compute_qp_inequalities(self, configuration: Configuration, dt: float) -> Constraint:

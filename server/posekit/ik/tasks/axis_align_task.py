@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.tasks.kernels import axis_align_kernel
 from posekit.ik.tasks.pointing import PointingTask
 from posekit.ik.tasks.pointing_residual import axis_align_error_and_map
@@ -30,23 +29,26 @@ class AxisAlignTask(PointingTask):
     error_and_map = staticmethod(axis_align_error_and_map)
     kernel = staticmethod(axis_align_kernel)
 
-    target_dir: np.ndarray | None = None
-    """Unit target direction in the world (None until set)."""
+    @property
+    def target_dir(self) -> np.ndarray | None:
+        """Unit target direction in the world (None until set)."""
+        return self._stored_target()
+
+    @target_dir.setter
+    def target_dir(self, target_dir: object) -> None:
+        self.set_target(target_dir)
 
     def set_target(self, target_dir: object) -> None:
         """Set the direction :math:`t` in the world, shape ``(3,)``; it is normalised."""
-        self.target_dir = unit_vector(
-            target_dir,
-            f"{type(self).__name__} target direction",
-            "Expected target direction to have shape (3,) but got {shape}",
+        self._store_target(
+            unit_vector(
+                target_dir,
+                f"{type(self).__name__} target direction",
+                "Expected target direction to have shape (3,) but got {shape}",
+            )
         )
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the axis' current world direction :math:`R a`."""
         rotation, _ = self._frame_pose_arrays(configuration)
         self.set_target(rotation.reshape(3, 3) @ self.axis)
-
-    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.target_dir is None:
-            raise TargetNotSet(type(self).__name__)
-        return self.target_dir, self.axis

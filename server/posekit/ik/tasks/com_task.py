@@ -31,17 +31,28 @@ class ComTask(Task):
 
     def __init__(self, cost: object, gain: float = 1.0, lm_damping: float = 0.0) -> None:
         super().__init__(cost=np.zeros(self.k), gain=gain, lm_damping=lm_damping)
-        self.target_com: np.ndarray | None = None
-        self._jacobian: np.ndarray | None = None
+        self._target_point = np.zeros(3)  # c* [m], written in place
+        self._has_target = False
         self.set_cost(cost)
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar, a vector of shape (1,), or one value per axis (3,)."""
         self.cost = cost_vector(cost, self.k, f"{type(self).__name__} cost")
 
+    @property
+    def target_com(self) -> np.ndarray | None:
+        """Target CoM position :math:`c^*` [m] in the world, or ``None`` until set."""
+        return self._target_point if self._has_target else None
+
+    @target_com.setter
+    def target_com(self, target_com: object) -> None:
+        self.set_target(target_com)
+
     def set_target(self, target_com: object) -> None:
         """Set the target CoM position :math:`c^*` [m] in the world, shape ``(3,)``."""
-        self.target_com = target_vector(target_com, self.k, "target CoM")
+        self._target_point[:] = target_vector(target_com, self.k, "target CoM")
+        if not self._has_target:
+            self._has_target = True
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the current CoM."""
@@ -49,9 +60,9 @@ class ComTask(Task):
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         r""":math:`c(q) - c^*` [m], shape ``(3,)``."""
-        if self.target_com is None:
+        if not self._has_target:
             raise TargetNotSet(type(self).__name__)
-        return configuration.data.subtree_com[_ROBOT_ROOT_BODY] - self.target_com
+        return configuration.data.subtree_com[_ROBOT_ROOT_BODY] - self._target_point
 
     def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
         r""":math:`\partial c / \partial q`, shape ``(3, nv)``."""

@@ -48,13 +48,27 @@ class DofFreezingTask(Task):
     def __init__(
         self, model: mujoco.MjModel, dof_indices: Sequence[int], gain: float = 1.0
     ) -> None:
-        self.dof_indices = check_dof_indices(model, dof_indices)
-        self.k = len(self.dof_indices)
-        super().__init__(cost=np.ones(self.k), gain=gain, lm_damping=0.0)
         self.model = model
         self.nv = model.nv
-        self._jacobian = np.zeros((self.k, model.nv))
-        self._jacobian[np.arange(self.k), self.dof_indices] = 1.0
+        self._dof_indices = check_dof_indices(model, dof_indices)
+        super().__init__(cost=np.ones(len(self._dof_indices)), gain=gain, lm_damping=0.0)
+        self._select(self._dof_indices)
+
+    @property
+    def dof_indices(self) -> list[int]:
+        """The frozen DoFs (indices into ``qvel``); assigning validates and re-selects."""
+        return self._dof_indices
+
+    @dof_indices.setter
+    def dof_indices(self, dof_indices: Sequence[int]) -> None:
+        self._select(check_dof_indices(self.model, dof_indices))
+
+    def _select(self, indices: list[int]) -> None:
+        self._dof_indices = indices
+        self.k = len(indices)
+        self.cost = np.ones(self.k)
+        self._jacobian = np.zeros((self.k, self.nv))
+        self._jacobian[np.arange(self.k), indices] = 1.0
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         """Zero vector of shape ``(k,)``: velocity, not position, is constrained."""

@@ -124,6 +124,10 @@ class EqualityConstraintTask(Task):
         lm_damping: Levenberg-Marquardt damping >= 0.
     """
 
+    # ``cost`` is rewritten (one value per row) each time the rows are evaluated; plans
+    # read the per-equality costs (cost_by_equality), which set_cost writes in place.
+    quiet_attributes = frozenset({"cost"})
+
     def __init__(
         self,
         model: mujoco.MjModel,
@@ -156,6 +160,19 @@ class EqualityConstraintTask(Task):
         ordered = sorted(self._eq_ids)
         widths = [constraint_width(self.model.eq_type[eq_id]) for eq_id in ordered]
         self.cost = np.repeat(self._cost_by_eq[ordered], widths)
+
+    @property
+    def cost_by_equality(self) -> np.ndarray:
+        """The cost of each equality of the model (0 for those not selected), shape ``(neq,)``.
+
+        The task's own buffer, written in place by :meth:`set_cost`.
+        """
+        return self._cost_by_eq
+
+    @property
+    def equality_ids(self) -> list[int]:
+        """Ids of the selected equality constraints, in the order of :attr:`cost`."""
+        return list(self._eq_ids)
 
     def _rows(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids, residuals, jacobian = equality_rows(configuration)

@@ -2,37 +2,20 @@ r"""Frame task: regulate the pose of a body, geom or site in the world."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from posekit.ik.exceptions import InvalidTarget, TargetNotSet
+from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.lie import SE3
-from posekit.ik.tasks.frame_residual import frame_error_and_map, rotation_from_quat
+from posekit.ik.tasks.frame_residual import frame_error_and_map
 from posekit.ik.tasks.kernels import frame_kernel
 from posekit.ik.tasks.mapped_task import MappedFrameTask
+from posekit.ik.tasks.pose_target import POSE_BUFFER, store_pose_target, stored_pose
 from posekit.ik.tasks.validation import FRAME_COST_SHAPE, cost_vector
 
 if TYPE_CHECKING:
     from posekit.ik.configuration import Configuration
-
-
-def check_pose_target(target: object, what: str) -> SE3:
-    """``target`` as an :class:`SE3` with finite values and a unit quaternion.
-
-    Raises :class:`InvalidTarget` for anything else (a zero quaternion included).
-    """
-    if not isinstance(target, SE3):
-        raise InvalidTarget(f"{what} must be an SE3, got {type(target).__name__}")
-    values = target.wxyz_xyz.tolist()
-    if not all(map(math.isfinite, values)):
-        raise InvalidTarget(f"{what} must be finite, got {values}")
-    w, x, y, z = values[:4]
-    norm = math.sqrt(w * w + x * x + y * y + z * z)
-    if norm < 1e-9:
-        raise InvalidTarget(f"{what} has a zero quaternion, got {values}")
-    return SE3(np.array([w / norm, x / norm, y / norm, z / norm, *values[4:]]))
 
 
 class FrameTask(MappedFrameTask):
@@ -68,8 +51,8 @@ class FrameTask(MappedFrameTask):
         lm_damping: float = 0.0,
     ) -> None:
         super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
-        self._target: SE3 | None = None
-        self._kernel_targets: tuple[np.ndarray, np.ndarray] | None = None
+        self._target = np.zeros(POSE_BUFFER)  # T_0t, R_t, p_t (pose_target), in place
+        self._has_target = False
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -94,7 +77,7 @@ class FrameTask(MappedFrameTask):
     @property
     def transform_target_to_world(self) -> SE3 | None:
         """Target pose :math:`T_{0t}` of the frame in the world, or ``None`` until set."""
-        return self._target
+        return stored_pose(self._target) if self._has_target else None
 
     @transform_target_to_world.setter
     def transform_target_to_world(self, target: SE3) -> None:
@@ -102,13 +85,9 @@ class FrameTask(MappedFrameTask):
 
     def set_target(self, transform_target_to_world: SE3) -> None:
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
-        target = check_pose_target(transform_target_to_world, "transform_target_to_world")
-        self._target = target
-        w, x, y, z = target.wxyz_xyz[:4].tolist()
-        self._kernel_targets = (
-            np.array(rotation_from_quat(w, x, y, z)),
-            target.wxyz_xyz[4:].copy(),
-        )
+        store_pose_target(transform_target_to_world, "transform_target_to_world", self._target)
+        if not self._has_target:
+            self._has_target = True
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the frame's current pose."""
@@ -123,7 +102,8 @@ class FrameTask(MappedFrameTask):
         r"""Task Jacobian :math:`-J_{\log}(T_{tb})\,{}_bJ_b`, shape ``(6, nv)``."""
         return super().compute_jacobian(configuration)
 
-    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._kernel_targets is None:
+    def kernel_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """Target rotation :math:`R_t` (9, row-major) and position :math:`p_t` [m] (3)."""
+        if not self._has_target:
             raise TargetNotSet(type(self).__name__)
-        return self._kernel_targets
+        return self._target[7:16], self._target[16:]

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.tasks.kernels import look_at_kernel
 from posekit.ik.tasks.pointing import PointingTask
 from posekit.ik.tasks.pointing_residual import look_at_error_and_map
@@ -36,19 +35,20 @@ class LookAtTask(PointingTask):
     error_and_map = staticmethod(look_at_error_and_map)
     kernel = staticmethod(look_at_kernel)
 
-    target_pos: np.ndarray | None = None
-    """Target point [m] to look at, in the world (None until set)."""
+    @property
+    def target_pos(self) -> np.ndarray | None:
+        """Target point [m] to look at, in the world (None until set)."""
+        return self._stored_target()
+
+    @target_pos.setter
+    def target_pos(self, target_pos: object) -> None:
+        self.set_target(target_pos)
 
     def set_target(self, target_pos: object) -> None:
         """Set the point :math:`p^*` [m] to look at, in the world, shape ``(3,)``."""
-        self.target_pos = target_vector(target_pos, 3, "target position")
+        self._store_target(target_vector(target_pos, 3, "target position"))
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target one meter along the current axis, :math:`p + R a`."""
         rotation, position = self._frame_pose_arrays(configuration)
         self.set_target(position + rotation.reshape(3, 3) @ self.axis)
-
-    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.target_pos is None:
-            raise TargetNotSet(type(self).__name__)
-        return self.target_pos, self.axis

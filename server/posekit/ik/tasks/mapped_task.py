@@ -15,6 +15,7 @@ import abc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
+import mujoco
 import numpy as np
 
 from posekit.ik.frames import FRAME_TO_POS_ATTR, FRAME_TO_XMAT_ATTR
@@ -48,8 +49,16 @@ class MappedFrameTask(Task):
         self.frame_type = frame_type
 
     @abc.abstractmethod
-    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
-        """The two target arrays of the kernel; raises ``TargetNotSet`` until set."""
+    def kernel_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two target arrays of the kernel; raises ``TargetNotSet`` until set.
+
+        They are the task's own buffers, written in place by its setters (compiled
+        plans point at them).
+        """
+
+    def frame_id_in(self, model: mujoco.MjModel) -> int:
+        """Id of the task's frame in ``model`` (raises ``InvalidFrame`` when absent)."""
+        return self._frame.id_in(model)
 
     def _frame_arrays(self, configuration: Configuration) -> FrameArrays:
         """Rotation (9, row-major), position [m] and world Jacobian buffer of the frame."""
@@ -73,18 +82,18 @@ class MappedFrameTask(Task):
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         """Task error, shape ``(k,)``."""
         rotation, position = self._frame_pose_arrays(configuration)
-        error, _ = type(self).error_and_map(*self._targets(), rotation, position)
+        error, _ = type(self).error_and_map(*self.kernel_targets(), rotation, position)
         return np.array(error)
 
     def compute_jacobian(self, configuration: Configuration) -> np.ndarray:
         r"""Task Jacobian :math:`L\,[J_p; J_r]`, shape ``(k, nv)``."""
         rotation, position, world_jacobian = self._frame_arrays(configuration)
-        _, jacobian_map = type(self).error_and_map(*self._targets(), rotation, position)
+        _, jacobian_map = type(self).error_and_map(*self.kernel_targets(), rotation, position)
         return np.array(jacobian_map).reshape(self.k, 6) @ world_jacobian
 
     def compute_qp_residual(self, configuration: Configuration) -> Residual:
         r"""Weighted residual :math:`((\mathrm{diag}(w) L) [J_p; J_r],\ -\alpha w \odot e,\ \mu)`."""
-        target_a, target_b = self._targets()
+        target_a, target_b = self.kernel_targets()
         rotation, position, world_jacobian = self._frame_arrays(configuration)
         weighted_jacobian = np.empty((self.k, world_jacobian.shape[1]))
         weighted_error = np.empty(self.k)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posekit.ik.exceptions import TaskDefinitionError
+from posekit.ik.exceptions import TargetNotSet, TaskDefinitionError
 from posekit.ik.tasks.mapped_task import MappedFrameTask
 from posekit.ik.tasks.validation import SCALAR_COST_SHAPE, cost_vector, unit_vector
 
@@ -28,6 +28,8 @@ class PointingTask(MappedFrameTask):
         lm_damping: float = 0.0,
     ) -> None:
         super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
+        self._target_vector = np.zeros(3)  # the target point or direction (subclass)
+        self._has_target = False
         self.axis = np.array([0.0, 0.0, 1.0])
         self.set_axis(axis)
         self.set_cost(cost)
@@ -41,6 +43,22 @@ class PointingTask(MappedFrameTask):
             f"{name} axis must have shape (3,) but got {{shape}}",
             error=TaskDefinitionError,
         )
+
+    def _store_target(self, value: np.ndarray) -> None:
+        """Write a validated target into the task's buffer (in place)."""
+        self._target_vector[:] = value
+        if not self._has_target:
+            self._has_target = True
+
+    def _stored_target(self) -> np.ndarray | None:
+        """The task's target buffer, or ``None`` until a target is set."""
+        return self._target_vector if self._has_target else None
+
+    def kernel_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The target (point or direction) and the axis; raises ``TargetNotSet`` until set."""
+        if not self._has_target:
+            raise TargetNotSet(type(self).__name__)
+        return self._target_vector, self.axis
 
     def set_cost(self, cost: object) -> None:
         """Set the cost: a scalar or a vector of shape (1,), applied to every coordinate."""

@@ -34,7 +34,8 @@ class PostureTask(Task):
         self.model = model
         self.k = model.nv
         self.nq = model.nq
-        self.target_q: np.ndarray | None = None
+        self._target_q = np.zeros(model.nq)  # q*, written in place
+        self._has_target = False
         _, free_dofs = get_freejoint_dims(model)
         self._controlled = np.ones(model.nv, dtype=bool)
         self._controlled[free_dofs] = False
@@ -50,9 +51,25 @@ class PostureTask(Task):
         self._weights = self.cost * self._controlled
         self._weighted_jacobian = np.diag(self._weights)
 
+    @property
+    def weights(self) -> np.ndarray:
+        """The diagonal of :math:`W`: the cost on controlled DoFs, 0 on free-joint DoFs."""
+        return self._weights
+
+    @property
+    def target_q(self) -> np.ndarray | None:
+        """Target posture :math:`q^*`, shape ``(nq,)``, or ``None`` until set."""
+        return self._target_q if self._has_target else None
+
+    @target_q.setter
+    def target_q(self, target_q: object) -> None:
+        self.set_target(target_q)
+
     def set_target(self, target_q: object) -> None:
         """Set the target posture :math:`q^*`, shape ``(nq,)``."""
-        self.target_q = target_vector(target_q, self.model.nq, "target posture")
+        self._target_q[:] = target_vector(target_q, self.model.nq, "target posture")
+        if not self._has_target:
+            self._has_target = True
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target posture to the current configuration."""
@@ -60,10 +77,10 @@ class PostureTask(Task):
 
     def compute_error(self, configuration: Configuration) -> np.ndarray:
         r""":math:`q \ominus q^*` with zeros on free-joint coordinates, shape ``(nv,)``."""
-        if self.target_q is None:
+        if not self._has_target:
             raise TargetNotSet(type(self).__name__)
         error = np.empty(self.model.nv)
-        mujoco.mj_differentiatePos(self.model, error, 1.0, self.target_q, configuration.data.qpos)
+        mujoco.mj_differentiatePos(self.model, error, 1.0, self._target_q, configuration.data.qpos)
         error *= self._controlled_float
         return error
 

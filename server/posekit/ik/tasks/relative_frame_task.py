@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import mujoco
 import numpy as np
 
 from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.lie import SE3
 from posekit.ik.lie.utils import se3_log_and_jlog
 from posekit.ik.tasks.frame_resolution import FrameRef
-from posekit.ik.tasks.frame_task import check_pose_target
+from posekit.ik.tasks.pose_target import POSE_BUFFER, store_pose_target, stored_pose
 from posekit.ik.tasks.task import Objective, Residual, Task, objective_from_residual
 from posekit.ik.tasks.validation import FRAME_COST_SHAPE, cost_vector
 
@@ -54,7 +55,8 @@ class RelativeFrameTask(Task):
         self.frame_type = frame_type
         self.root_name = root_name
         self.root_type = root_type
-        self.transform_target_to_root: SE3 | None = None
+        self._target = np.zeros(POSE_BUFFER)  # T_rt (pose_target), written in place
+        self._has_target = False
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -76,11 +78,34 @@ class RelativeFrameTask(Task):
         )
         self.orientation_cost = orientation_cost
 
+    @property
+    def transform_target_to_root(self) -> SE3 | None:
+        """Target pose :math:`T_{rt}` of the frame in the root frame, or ``None`` until set."""
+        return stored_pose(self._target) if self._has_target else None
+
+    @transform_target_to_root.setter
+    def transform_target_to_root(self, target: SE3) -> None:
+        self.set_target(target)
+
     def set_target(self, transform_target_to_root: SE3) -> None:
         """Set the target pose :math:`T_{rt}` of the frame in the root frame."""
-        self.transform_target_to_root = check_pose_target(
-            transform_target_to_root, "transform_target_to_root"
-        )
+        store_pose_target(transform_target_to_root, "transform_target_to_root", self._target)
+        if not self._has_target:
+            self._has_target = True
+
+    def kernel_target(self) -> np.ndarray:
+        """:math:`T_{rt}` as ``wxyz_xyz`` in the task's own buffer; ``TargetNotSet`` until set."""
+        if not self._has_target:
+            raise TargetNotSet(type(self).__name__)
+        return self._target[:7]
+
+    def frame_id_in(self, model: mujoco.MjModel) -> int:
+        """Id of the regulated frame in ``model``."""
+        return self._frame.id_in(model)
+
+    def root_id_in(self, model: mujoco.MjModel) -> int:
+        """Id of the root frame in ``model``."""
+        return self._root.id_in(model)
 
     def set_target_from_configuration(self, configuration: Configuration) -> None:
         """Set the target to the frame's current pose in the root frame."""
@@ -93,11 +118,11 @@ class RelativeFrameTask(Task):
         return root.inverse() @ frame
 
     def _error_and_jacobian(self, configuration: Configuration) -> tuple[np.ndarray, np.ndarray]:
-        if self.transform_target_to_root is None:
+        if not self._has_target:
             raise TargetNotSet(type(self).__name__)
         model = configuration.model
         frame_in_root = self._frame_in_root(configuration)
-        frame_in_target = self.transform_target_to_root.inverse() @ frame_in_root
+        frame_in_target = stored_pose(self._target).inverse() @ frame_in_root
         log_tb, jlog_tb = se3_log_and_jlog(frame_in_target.wxyz_xyz)
         frame_jacobian = configuration.frame_jacobian_by_id(
             self._frame.id_in(model), self.frame_type

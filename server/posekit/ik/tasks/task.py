@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from posekit.ik.observed import Observed
 from posekit.ik.tasks.validation import check_gain, check_lm_damping
 
 if TYPE_CHECKING:
@@ -44,8 +45,12 @@ class Objective(NamedTuple):
         return float(x @ self.H @ x + self.c @ x)
 
 
-class BaseTask(abc.ABC):
-    """Anything that contributes a quadratic objective to the IK problem."""
+class BaseTask(Observed, abc.ABC):
+    """Anything that contributes a quadratic objective to the IK problem.
+
+    Assigning a public attribute notifies the compiled plans that use the task
+    (:class:`posekit.ik.observed.Observed`).
+    """
 
     @abc.abstractmethod
     def compute_qp_objective(self, configuration: Configuration) -> Objective:

@@ -1,0 +1,163 @@
+r"""Writing a task's rows into a stacked matrix, and the normal equations of the rows.
+
+A task with error :math:`e \in \mathbb{R}^k`, Jacobian :math:`J` (``k × nv``), cost
+:math:`w` and gain :math:`\alpha` writes, from row ``first`` of ``out`` and ``rhs``,
+
+.. math:: \text{objective: } (\mathrm{diag}(w) J,\; -\alpha\, w \odot e), \qquad
+          \text{constraint: } (J,\; -\alpha e),
+
+the constraint form being the objective form with :math:`w = 1` (multiplying by 1.0 is
+exact). Rows are written in full (zeros off the task's columns) and each helper returns
+:math:`\|\text{rhs}\|^2` over its rows, so :math:`\mu = \lambda \|e_w\|^2`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def mapped_rows(
+    error: tuple,
+    jacobian_map: tuple,
+    world_jacobian: np.ndarray,
+    cost: np.ndarray,
+    weighted: bool,
+    gain: float,
+    out: np.ndarray,
+    rhs: np.ndarray,
+    first: int,
+    columns: np.ndarray,
+) -> float:
+    r"""Rows of :math:`J = L\,[J_p; J_r]` for a ``k × 6`` map ``L`` (row-major floats)."""
+    squared_norm = 0.0
+    for i in range(len(error)):
+        weight = cost[i] if weighted else 1.0
+        value = -gain * weight * error[i]
+        rhs[first + i] = value
+        squared_norm += value * value
+        row = out[first + i]
+        row[:] = 0.0
+        for column in columns:
+            total = 0.0
+            for k in range(6):
+                total += jacobian_map[6 * i + k] * world_jacobian[k, column]
+            row[column] = weight * total
+    return squared_norm
+
+
+@njit(cache=True, nogil=True)
+def dense_rows(
+    error: np.ndarray,
+    jacobian: np.ndarray,
+    cost: np.ndarray,
+    weighted: bool,
+    gain: float,
+    out: np.ndarray,
+    rhs: np.ndarray,
+    first: int,
+    columns: np.ndarray,
+) -> float:
+    r"""Rows of an explicit Jacobian ``jacobian`` (``k × nv``) with error ``error`` (``k``)."""
+    squared_norm = 0.0
+    for i in range(error.shape[0]):
+        weight = cost[i] if weighted else 1.0
+        value = -gain * weight * error[i]
+        rhs[first + i] = value
+        squared_norm += value * value
+        row = out[first + i]
+        row[:] = 0.0
+        for column in columns:
+            row[column] = weight * jacobian[i, column]
+    return squared_norm
+
+
+@njit(cache=True, nogil=True)
+def add_normal_equations(
+    rows: np.ndarray,
+    rhs: np.ndarray,
+    first: int,
+    count: int,
+    columns: np.ndarray,
+    hessian: np.ndarray,
+    gradient: np.ndarray,
+    packed: np.ndarray,
+) -> None:
+    r"""Add :math:`W^T W` (upper triangle) and :math:`W^T E` of rows ``first…first+count``.
+
+    Only the rows' ``columns`` (sorted) can be non-zero, so the cost is
+    ``count × len(columns)²`` instead of ``count × nv²`` (the skipped terms are exact
+    zeros). The rows are gathered column by column into ``packed`` (``len(columns) ×
+    count``), so each entry of :math:`W^T W` is a short dot product of contiguous
+    columns.
+    """
+    n = columns.shape[0]
+    for a in range(n):
+        column = columns[a]
+        target = packed[a]
+        total = 0.0
+        for r in range(count):
+            weight = rows[first + r, column]
+            target[r] = weight
+            total += weight * rhs[first + r]
+        gradient[column] += total
+    for a in range(n):
+        hessian_row = hessian[columns[a]]
+        if count == 3:
+            _add_dot_products_3(packed, a, columns, hessian_row)
+        elif count == 6:
+            _add_dot_products_6(packed, a, columns, hessian_row)
+        else:
+            _add_dot_products(packed, count, a, columns, hessian_row)
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products_3(
+    packed: np.ndarray, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a``, rows of 3 (unrolled)."""
+    x0, x1, x2 = packed[a, 0], packed[a, 1], packed[a, 2]
+    for b in range(a, columns.shape[0]):
+        p = packed[b]
+        hessian_row[columns[b]] += x0 * p[0] + x1 * p[1] + x2 * p[2]
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products_6(
+    packed: np.ndarray, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """As :func:`_add_dot_products_3` for rows of 6 (a frame or relative frame task)."""
+    left = packed[a]
+    x0, x1, x2, x3, x4, x5 = left[0], left[1], left[2], left[3], left[4], left[5]
+    for b in range(a, columns.shape[0]):
+        p = packed[b]
+        hessian_row[columns[b]] += (
+            x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] + x4 * p[4] + x5 * p[5]
+        )
+
+
+@njit(cache=True, nogil=True)
+def _add_dot_products(
+    packed: np.ndarray, count: int, a: int, columns: np.ndarray, hessian_row: np.ndarray
+) -> None:
+    """``hessian_row[columns[b]] += packed[a] · packed[b]`` for ``b ≥ a`` (any row count).
+
+    Each dot product adds its terms in row order, as the unrolled variants do.
+    """
+    left = packed[a]
+    for b in range(a, columns.shape[0]):
+        right = packed[b]
+        total = 0.0
+        for r in range(count):
+            total += left[r] * right[r]
+        hessian_row[columns[b]] += total
+
+
+@njit(cache=True, nogil=True)
+def mirror_upper(hessian: np.ndarray) -> None:
+    """Copy the upper triangle of a square matrix onto its lower triangle."""
+    n = hessian.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            hessian[j, i] = hessian[i, j]

@@ -1,0 +1,26 @@
+"""The process-wide choice of IK engine: ``"compiled"`` (default) or ``"python"``."""
+
+from __future__ import annotations
+
+ENGINES = ("compiled", "python")
+_engine = ["compiled"]
+
+
+def set_engine(name: str) -> str:
+    """Make ``solve_ik`` (and ``Configuration.integrate_inplace``) use engine ``name``.
+
+    ``"compiled"`` runs covered steps as one compiled call; ``"python"`` always runs
+    the reference implementation. Returns the engine that was set before.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`ENGINES`.
+    """
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+    previous, _engine[0] = _engine[0], name
+    return previous
+
+
+def current_engine() -> str:
+    """The engine ``solve_ik`` uses: ``"compiled"`` or ``"python"``."""
+    return _engine[0]
