@@ -10,7 +10,10 @@ stream. Printed per N:
 - target-to-state latency p50/p95/p99 [ms]: from sending a target to receiving the
   first state computed after it (the first state whose ``ref`` is at least the target's),
 - CPU [% of one core] over the measured window (from /proc): the whole server (the API
-  process and its solver processes), the API process alone, and the clients.
+  process and its solver processes), the API process alone, and the clients;
+- the states delivered per second in all, and the CPU each cost [µs]: in the solver
+  processes (step, encoding, transfer) and in the API process (receiving, forwarding
+  to the watcher, and its share of the targets it received).
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
                                 [--solver-processes N] [--scenario levels|heavy]
@@ -253,10 +256,14 @@ async def run_level(
         await asyncio.gather(*clients, return_exceptions=True)
         for load in loads:
             await http.delete(f"/api/sessions/{load.session_id}")
+    delivered = sum(load.states for load in loads)  # states received, every group
     cpu = {
         "server_cpu": 100 * server_cpu / wall,
         "api_cpu": 100 * api_cpu / wall,
         "client_cpu": 100 * client_cpu / wall,
+        "total_rate": delivered / wall,
+        "solver_us": 1e6 * (server_cpu - api_cpu) / max(1, delivered),
+        "api_us": 1e6 * api_cpu / max(1, delivered),
     }
     return [summary([x for x in loads if x.kind == kind], wall, cpu) for kind, _ in groups]
 
@@ -332,7 +339,8 @@ def main() -> None:
     header = (
         f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
         f"{'p95 ms':>6} | {'p99 ms':>6} | {'targets':>7} | {'server CPU':>10} | "
-        f"{'API CPU':>7} | {'client CPU':>10} | {'throttled':>9}"
+        f"{'API CPU':>7} | {'client CPU':>10} | {'throttled':>9} | {'states/s':>8} | "
+        f"{'solver µs/state':>15} | {'API µs/state':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -340,7 +348,9 @@ def main() -> None:
         print(
             f"{r['sessions']:>28} | {r['rate_mean']:>16.1f} | {r['rate_min']:>7.1f} | "
             f"{r['p50']:>6.1f} | {r['p95']:>6.1f} | {r['p99']:>6.1f} | {r['samples']:>7} | "
-            f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}%"
+            f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}% | "
+            f"{r['throttled']:>8.0f}% | {r['total_rate']:>8.0f} | {r['solver_us']:>15.0f} | "
+            f"{r['api_us']:>12.0f}"
         )
 
 

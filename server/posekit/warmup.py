@@ -19,11 +19,13 @@ import numpy as np
 
 import posekit
 from posekit.demo import builtin_model
+from posekit.ik.compiled.selection import ENGINES, set_engine
 
 
 def compile_kernels(steps: int = 2) -> float:
-    """Solve ``steps`` steps of a stack using every kernel kind on the built-in arm, and
-    evaluate each task's error and Jacobian; seconds it took."""
+    """Solve ``steps`` steps of a stack using every kernel kind on the built-in arm with
+    each engine (compiled and Python), and evaluate each task's error and Jacobian;
+    seconds it took."""
     start = time.perf_counter()
     model = builtin_model("arm7")
     configuration = posekit.Configuration(model)
@@ -49,12 +51,17 @@ def compile_kernels(steps: int = 2) -> float:
             model, [(bodies, bodies)], collision_detection_distance=1.0  # broadphase too
         ),
     ]
-    for _ in range(steps):
-        velocity = posekit.solve_ik(configuration, tasks, 0.01, "daqp", limits=limits)
-        configuration.integrate_inplace(velocity, 0.01)
-        for each in tasks:  # sessions report every task's error norm
-            each.compute_error(configuration)
-            each.compute_jacobian(configuration)
+    for engine in ENGINES:  # the compiled step, and the reference path's kernels
+        previous = set_engine(engine)
+        try:
+            for _ in range(steps):
+                velocity = posekit.solve_ik(configuration, tasks, 0.01, "daqp", limits=limits)
+                configuration.integrate_inplace(velocity, 0.01)
+                for each in tasks:  # sessions report every task's error norm
+                    each.compute_error(configuration)
+                    each.compute_jacobian(configuration)
+        finally:
+            set_engine(previous)
     return time.perf_counter() - start
 
 
