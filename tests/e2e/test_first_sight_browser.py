@@ -97,7 +97,7 @@ def _settled_view(page: Any, prefix: str) -> dict[str, Any]:
         previous[0] = box
         return box if same else None
 
-    return wait_for(still, timeout=20.0, what=f"{prefix} drawn and still", poll=0.5)
+    return wait_for(still, timeout=60.0, what=f"{prefix} drawn and still", poll=0.5)
 
 
 def _open_viewer(page: Any, app: LiveServer, session_id: str, node: str) -> None:
