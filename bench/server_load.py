@@ -313,7 +313,8 @@ def main() -> None:
         base, pid = args.url.rstrip("/"), args.pid
     else:
         port = free_port()
-        environment = {}
+        most = max(int(n) for n in args.sessions.split(",")) if args.scenario == "levels" else 0
+        environment = {"POSEKIT_MAX_SESSIONS": str(max(100, most + args.light + args.heavy))}
         if args.solver_processes is not None:
             environment["POSEKIT_SOLVER_PROCESSES"] = str(args.solver_processes)
         if args.capacity is not None:
