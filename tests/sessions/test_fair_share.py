@@ -90,8 +90,10 @@ def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:
         scheduler.stop()
     # Light sessions: 60 Hz each (demand 0.012 s/s); the heavy ones share the rest,
     # (0.3 - 5 × 0.012) / 2 = 0.12 s/s each, i.e. 12 steps/s instead of 60.
+    # (A loaded machine slows everyone a little: the bound is loose, the ratio is not.)
     for session in light:
-        assert counts[session.id] >= 0.8 * 60 * window, counts
+        assert counts[session.id] >= 0.6 * 60 * window, counts
+        assert counts[session.id] >= 3 * max(counts[s.id] for s in heavy), counts
         assert not any(state.throttled for state in session.states)
     for session in heavy:
         assert counts[session.id] <= 0.5 * 60 * window, counts

@@ -24,7 +24,9 @@ message stays a JSON text frame. An unknown format closes the socket with 4400.
 
 Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"direction"|
 "q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
-target; ``{"type": "ping", "ref": …}``. Each client may send messages of at most
+target; ``{"type": "ping", "ref": …}``. A client has one target in flight: a target sent
+before the state answering its previous one waits for it, and a newer target of the
+same task replaces it (:mod:`posekit.api.target_credit`). Each client may send messages of at most
 ``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one second's
 worth); beyond, the message is refused with an ``error`` and nothing changes.
 """
@@ -36,6 +38,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, WebSocket
@@ -53,6 +56,7 @@ from posekit.api.protocol import (
     hello_of,
 )
 from posekit.api.stream_limits import StreamLimits
+from posekit.api.target_credit import Apply, TargetCredit
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import SessionNotFound
@@ -77,15 +81,16 @@ def _ref_of(raw: str | bytes) -> Any:
 
 
 def handle_client_message(
-    session: Session,
     raw: str | bytes,
     subscription: Subscription,
     limits: StreamLimits,
     gate: TokenBucket,
+    credit: TargetCredit,
 ) -> str | None:
-    """Apply one client message; refusals go back to this client only.
+    """Take one client message: a target goes to the client's ``credit`` (applied now or
+    when the previous one is answered); refusals go back to this client only.
 
-    Returns the error code of a refusal (None when the message was applied).
+    Returns the error code of a refusal (None when the message was taken).
     """
     if len(raw) > limits.max_bytes:
         text = f"message of {len(raw)} bytes exceeds the limit of {limits.max_bytes} bytes"
@@ -98,18 +103,8 @@ def handle_client_message(
         )
         subscription.offer_message(ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw)))
         return "rate_limited"
-    ref = None
     try:
         message = CLIENT_MESSAGE.validate_json(raw)
-        ref = message.ref
-        if isinstance(message, PingMessage):
-            subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
-            return None
-        target = Target.model_construct(
-            **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
-        )
-        session.set_target(message.task, target, ref=message.ref)
-        return None
     except ValidationError as exc:
         errors = exc.errors()
         if errors and errors[0].get("type") == "json_invalid":
@@ -120,13 +115,41 @@ def handle_client_message(
             detail, _ = describe_validation(errors)
         subscription.offer_message(ErrorMessage(code="invalid", message=detail, ref=_ref_of(raw)))
         return "invalid"
-    except PosekitError as exc:
-        code = status_of(exc)[1]
-        subscription.offer_message(ErrorMessage(code=code, message=str(exc), ref=ref))
-        return code
+    if isinstance(message, PingMessage):
+        subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
+        return None
+    target = Target.model_construct(
+        **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
+    )
+    credit.offer(message.task, target, message.ref)
+    return None
 
 
-async def _write(websocket: WebSocket, session: Session, subscription: Subscription) -> None:
+def target_applier(
+    session: Session, subscription: Subscription, refused: Callable[[str], None]
+) -> Apply:
+    """Applies a client's target to ``session``; a refusal goes back to this client
+    (an ``error`` with the target's ``ref``) and to ``refused`` (its code)."""
+
+    def apply(task: str, target: Target, ref: Any) -> bool:
+        try:
+            session.set_target(task, target, ref=ref)
+            return True
+        except (ValidationError, PosekitError) as exc:
+            if isinstance(exc, ValidationError):
+                code, detail = "invalid", describe_validation(exc.errors())[0]
+            else:
+                code, detail = status_of(exc)[1], str(exc)
+            subscription.offer_message(ErrorMessage(code=code, message=detail, ref=ref))
+            refused(code)
+            return False
+
+    return apply
+
+
+async def _write(
+    websocket: WebSocket, session: Session, subscription: Subscription, credit: TargetCredit
+) -> None:
     """Send hello, then updates as they come (latest state wins, rate-limited); states in
     the subscription's encoding, already encoded (by the solver process, ahead)."""
     binary = subscription.encoding == "binary"
@@ -140,6 +163,7 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
         state = update.state
         if state is None:
             continue
+        credit.answered(state.revision)
         # Wait for a token; a state answering a change that arrives meanwhile goes at once.
         bucket.rate = session.solver.stream_hz
         while (wait := bucket.delay(0.0 if state.revision > revision else 1.0)) > 0:
@@ -183,7 +207,13 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     subscription = session.subscribe(
         initial_state=False, encoding="binary" if encoding == "binary" else "json"
     )
-    writer = asyncio.create_task(_write(websocket, session, subscription))
+
+    def refused(code: str) -> None:
+        if metrics is not None:
+            metrics.count_ws_refusal(code)
+
+    credit = TargetCredit(target_applier(session, subscription, refused), lambda: session.revision)
+    writer = asyncio.create_task(_write(websocket, session, subscription, credit))
     try:
         while True:  # ends when the client leaves, or after the writer closed the socket
             message = await websocket.receive()
@@ -192,12 +222,13 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
             raw = message.get("text")
             if raw is None:
                 raw = message.get("bytes") or b""
-            refusal = handle_client_message(session, raw, subscription, limits, gate)
-            if refusal is not None and metrics is not None:
-                metrics.count_ws_refusal(refusal)
+            refusal = handle_client_message(raw, subscription, limits, gate, credit)
+            if refusal is not None:
+                refused(refusal)
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
+        credit.close()
         subscription.close()
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -40,16 +40,46 @@ class SignalBatch:
     def add(self, subscription: Subscription) -> None:
         self._by_loop.setdefault(subscription.loop, []).append(subscription)
 
-    def flush(self) -> None:
-        """Wake every collected subscription (thread-safe, one callback per loop)."""
+    def flush(self, then: Callable[[], None] | None = None) -> None:
+        """Wake every collected subscription (thread-safe, one callback per loop).
+
+        ``then`` is called once every loop has run the consumers it woke (their next
+        step, e.g. sending the state), from the last such loop; at once when none.
+        """
         batches, self._by_loop = self._by_loop, {}
+        if then is None:
+            for loop, subscriptions in batches.items():
+                _call_in_loop(loop, _wake_all, subscriptions)
+            return
+        if not batches:
+            then()
+            return
+        countdown = _Countdown(len(batches), then)
         for loop, subscriptions in batches.items():
-            _call_in_loop(loop, _wake_all, subscriptions)
+            _call_in_loop(loop, _wake_all, subscriptions, countdown)
 
 
-def _wake_all(subscriptions: list[Subscription]) -> None:
+class _Countdown:
+    """Calls ``then`` at the ``n``-th :meth:`tick` (ticks may come from several threads)."""
+
+    def __init__(self, n: int, then: Callable[[], None]) -> None:
+        self._left = n
+        self._then = then
+        self._lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self._lock:
+            self._left -= 1
+            done = self._left == 0
+        if done:
+            self._then()
+
+
+def _wake_all(subscriptions: list[Subscription], countdown: _Countdown | None = None) -> None:
     for subscription in subscriptions:
         subscription.wake()
+    if countdown is not None:  # after the consumers just woken have had their turn
+        asyncio.get_running_loop().call_soon(countdown.tick)
 
 
 def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:

@@ -4,7 +4,7 @@ Named tuples: typed fields, and they pickle as compactly and quickly as plain tu
 (thousands cross the pipe every second).
 
 Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
-:class:`Close`, :class:`RobotChanged`, :class:`Stop`. Solver process → server: :class:`States` (one per pass,
+:class:`Close`, :class:`RobotChanged`, :class:`Stop`, :class:`Consumed`. Solver process → server: :class:`States` (one per pass,
 each state's JSON already encoded), :class:`Diverged` (a mirror could not be built or a
 replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
 (first, once the process is warm).
@@ -72,7 +72,12 @@ class Stop(NamedTuple):
     reason: str = "stop"
 
 
-ToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop
+class Consumed(NamedTuple):
+    """The server process's watchers have taken the oldest unanswered :class:`States`
+    (:mod:`~posekit.sessions.loops.batch_credit`)."""
+
+
+ToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop | Consumed
 
 
 class Solved(NamedTuple):

@@ -46,6 +46,7 @@ from posekit.sessions.changes import Change, ReloadModel
 from posekit.sessions.loops import solver_worker
 from posekit.sessions.loops.messages import (
     Close,
+    Consumed,
     Diverged,
     Encode,
     Export,
@@ -381,7 +382,7 @@ class _SolverLink:
                 self.steps += 1
                 if self._owner.on_step is not None:
                     self._owner.on_step(solved.state.solve_us)
-            batch.flush()
+            batch.flush(then=self._consumed)  # the solver process's credit back
         elif isinstance(message, Diverged):
             failed = self.sessions.get(message.session_id)
             if failed is not None:
@@ -395,6 +396,9 @@ class _SolverLink:
             future = self._exports.pop(message.session_id, None)
             if future is not None:
                 future.set_result(message.spec)
+
+    def _consumed(self) -> None:
+        self.send(Consumed())
 
     def _recover(self, session: LoopSession, reason: str) -> None:
         """Re-open a failed mirror, or give the session up after ``MAX_REOPENS``."""

@@ -39,8 +39,10 @@ import mujoco
 
 from posekit.memory import limit_malloc_arenas
 from posekit.robots import RobotRegistry
+from posekit.sessions.loops.batch_credit import BatchCredit
 from posekit.sessions.loops.messages import (
     Close,
+    Consumed,
     Diverged,
     Encode,
     Export,
@@ -79,6 +81,7 @@ class MirrorHost:
         self._epochs: dict[str, int] = {}
         self.scheduler = Scheduler(name="posekit-solver-process", capacity=capacity)
         self.scheduler.on_pass = self._publish
+        self.credit = BatchCredit()
         # Sessions waiting for their model: their messages, in arrival order.
         self._waiting: dict[str, tuple[_ModelKey, list[ToSolver]]] = {}
         self._loading: set[_ModelKey] = set()
@@ -113,7 +116,10 @@ class MirrorHost:
                     except Exception:  # one bad message must not stop every mirror
                         logger.exception("solver process: could not handle %r", message)
                     handled += 1
-                delay = self.scheduler.step_due()
+                held = self.credit.wait_s()  # the server process is behind: wait for it
+                delay = self.scheduler.step_due() if held == 0.0 else held
+                if held:
+                    self.credit.waited += 1
                 self._expire_models()
                 if handled == MAX_MESSAGES_PER_PASS:
                     continue
@@ -128,6 +134,9 @@ class MirrorHost:
 
     def handle(self, message: ToSolver) -> None:
         if isinstance(message, Stop):
+            return
+        if isinstance(message, Consumed):
+            self.credit.answered()
             return
         if isinstance(message, RobotChanged):
             self._registry.apply_change(message.name, message.robot)
@@ -246,6 +255,7 @@ class MirrorHost:
                 states.append(Solved(session_id, epoch, state))
         if states:
             self.send(States(states))
+            self.credit.sent()
 
     def send(self, message: FromSolver) -> None:
         try:

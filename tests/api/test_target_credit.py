@@ -1,0 +1,116 @@
+"""One target in flight per stream client (posekit.api.target_credit): applied at once
+when the previous one is answered, else held, the latest per task winning."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import httpx
+import numpy as np
+from posekit.api.target_credit import TargetCredit
+from posekit.sessions.kinds import Target
+from support.servers import LiveServer
+from support.streams import open_stream, recv
+
+
+class FakeSession:
+    """Records applied targets; each application is one revision."""
+
+    def __init__(self, refuse: set[str] | None = None) -> None:
+        self.applied: list[tuple[str, Any]] = []
+        self.revision = 0
+        self.refuse = refuse or set()
+
+    def apply(self, task: str, target: Target, ref: Any) -> bool:
+        if task in self.refuse:
+            return False
+        self.applied.append((task, ref))
+        self.revision += 1
+        return True
+
+
+def _target(x: float) -> Target:
+    return Target.model_construct(position=[x, 0.0, 0.0])
+
+
+def _credit(session: FakeSession, hold_s: float = 10.0) -> TargetCredit:
+    return TargetCredit(session.apply, lambda: session.revision, hold_s=hold_s)
+
+
+def test_a_target_waits_for_the_answer_to_the_previous_one_and_the_latest_per_task_wins() -> None:
+    async def scenario() -> None:
+        session = FakeSession()
+        credit = _credit(session)
+        credit.offer("ee", _target(0.1), 1)
+        assert session.applied == [("ee", 1)]  # nothing in flight: at once
+        credit.offer("ee", _target(0.2), 2)
+        credit.offer("look", _target(0.5), 3)
+        credit.offer("ee", _target(0.3), 4)  # replaces 2, keeps the order of tasks
+        assert session.applied == [("ee", 1)] and credit.waiting == 2
+        assert credit.superseded == 1
+        credit.answered(0)  # an older state does not answer it
+        assert credit.waiting == 2
+        credit.answered(1)
+        assert session.applied == [("ee", 1), ("look", 3), ("ee", 4)]
+        assert credit.waiting == 0
+        credit.offer("ee", _target(0.4), 5)  # awaits revision 3 now
+        assert session.applied[-1] == ("ee", 4)
+        credit.answered(3)
+        assert session.applied[-1] == ("ee", 5)
+        credit.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_held_target_is_applied_when_the_answer_is_overdue() -> None:
+    async def scenario() -> None:
+        session = FakeSession()
+        credit = _credit(session, hold_s=0.05)
+        credit.offer("ee", _target(0.1), 1)
+        credit.offer("ee", _target(0.2), 2)
+        assert session.applied == [("ee", 1)]
+        await asyncio.sleep(0.2)  # no state came (a paused session): the timer applies it
+        assert session.applied == [("ee", 1), ("ee", 2)]
+        credit.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_refused_target_leaves_nothing_to_wait_for() -> None:
+    async def scenario() -> None:
+        session = FakeSession(refuse={"nope"})
+        credit = _credit(session)
+        credit.offer("nope", _target(0.1), 1)
+        credit.offer("ee", _target(0.2), 2)  # not held behind the refused one
+        assert session.applied == [("ee", 2)]
+        credit.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_burst_of_targets_is_coalesced_and_the_last_one_lands(
+    server: LiveServer, client: httpx.Client, arm: str
+) -> None:
+    before = client.get(f"/api/sessions/{arm}").json()["revision"]
+    start = client.get(f"/api/sessions/{arm}/tasks/ee").json()["target"]["position"]
+    burst = 60
+    with open_stream(server, arm) as ws:
+        assert recv(ws)["type"] == "hello"
+        for i in range(burst):  # sent at once, faster than any state answers them
+            position = np.add(start, [0.0, 0.002 * (i + 1), 0.0]).tolist()
+            ws.send(json.dumps({"type": "target", "task": "ee", "position": position, "ref": i}))
+        deadline = time.monotonic() + 10.0
+        last: dict[str, Any] = {}
+        while last.get("ref") != burst - 1 and time.monotonic() < deadline:
+            message = recv(ws)
+            if message["type"] == "state":
+                last = message
+            assert message["type"] != "error", message
+    assert last.get("ref") == burst - 1  # the newest target is answered
+    target = client.get(f"/api/sessions/{arm}/tasks/ee").json()["target"]["position"]
+    assert np.allclose(target, np.add(start, [0.0, 0.002 * burst, 0.0]))
+    applied = client.get(f"/api/sessions/{arm}").json()["revision"] - before
+    assert 1 <= applied < burst  # superseded targets never became changes
