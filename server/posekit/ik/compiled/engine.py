@@ -11,6 +11,8 @@ takes and why.
 A configuration keeps its last few plans, keyed by the identity of its model, data,
 tasks, limits and constraints and by ``dt`` and ``damping``; the last one is checked
 first, so a loop solving the same problem pays one tuple comparison per step.
+:func:`error_norms` reads every task's error norm from the same plan (one more
+compiled call, e.g. after the step's integration).
 """
 
 from __future__ import annotations
@@ -141,6 +143,33 @@ def plan_for(
 
     chosen = default_limits(configuration) if limits is None else limits
     return _plan(configuration, _key(configuration, tasks, dt, damping, chosen, constraints))
+
+
+def error_norms(
+    configuration: Configuration,
+    tasks: Sequence[object],
+    dt: float,
+    damping: float = 1e-12,
+    limits: Sequence[object] | None = None,
+    constraints: Sequence[object] | None = None,
+) -> np.ndarray | None:
+    """Each task's ``‖compute_error‖`` at the current kinematics, from the problem's plan.
+
+    The arguments are :func:`plan_for`'s (the plan of the last step is found with one
+    tuple comparison). Norms come in :meth:`Plan.error_norms`'s order: ``tasks``, then
+    ``constraints``; ``NaN`` for a task without an error vector (kinetic energy).
+    ``None`` when the problem takes the Python path (the engine is ``"python"``, or the
+    plan has a :attr:`~Plan.reason`): compute the errors with the tasks themselves.
+    """
+    if current_engine() != "compiled":
+        return None
+    if limits is None:
+        from posekit.ik.solve import default_limits
+
+        limits = default_limits(configuration)
+    return _plan(
+        configuration, _key(configuration, tasks, dt, damping, limits, constraints)
+    ).error_norms()
 
 
 def solve_compiled(
