@@ -100,6 +100,16 @@ def _plan(configuration: Configuration, key: Key) -> Plan:
     return plan
 
 
+def _current_plan(configuration: Configuration, key: Key) -> Plan:
+    """:func:`_plan`, with the last plan of ``configuration`` checked first, inline."""
+    plans = _PLANS.get(id(configuration))
+    try:
+        plan = plans.last_plan if plans is not None and key == plans.last_key else None
+    except (TypeError, ValueError):
+        plan = None
+    return _plan(configuration, key) if plan is None else plan
+
+
 def _static_reason(solver: str, settings: dict[str, object]) -> str | None:
     if current_engine() != "compiled":
         return "the engine is set to 'python' (posekit.set_engine)"
@@ -167,9 +177,17 @@ def error_norms(
         from posekit.ik.solve import default_limits
 
         limits = default_limits(configuration)
-    return _plan(
-        configuration, _key(configuration, tasks, dt, damping, limits, constraints)
-    ).error_norms()
+    # _key, inlined: sessions call this every step.
+    key = (
+        tuple(tasks),
+        tuple(limits),
+        tuple(constraints) if constraints else (),
+        dt,
+        damping,
+        configuration.data,
+        configuration.model,
+    )
+    return _current_plan(configuration, key).error_norms()
 
 
 def solve_compiled(
@@ -195,13 +213,7 @@ def solve_compiled(
         configuration.data,
         configuration.model,
     )
-    plans = _PLANS.get(id(configuration))
-    try:
-        plan = plans.last_plan if plans is not None and key == plans.last_key else None
-    except (TypeError, ValueError):
-        plan = None
-    if plan is None:
-        plan = _plan(configuration, key)
+    plan = _current_plan(configuration, key)
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:
         _warn_once(plan.reason)
