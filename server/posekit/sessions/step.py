@@ -116,7 +116,9 @@ def step_errors(
     """:func:`task_errors`, as one compiled call when the step's problem is compiled.
 
     The norms come from the compiled plan of ``solve_ik`` with these arguments (the one
-    the step used), mapped to the task names; any other case asks each task.
+    the step used; with a solver other than daqp, built for the norms alone), mapped to
+    the task names. On the Python engine, or when the plan is not compiled, each task
+    is asked.
     """
     try:
         norms = error_norms(
