@@ -4,9 +4,10 @@ The engine's Numba kernels are compiled the first time each is called, and cache
 ``__pycache__``; loading a cached one still costs a fraction of a second per kernel in a
 new process. :func:`compile_kernels` solves one step of a stack that uses every kernel
 kind (frame, relative frame, look-at, axis-align, CoM, posture; collision avoidance with
-its broadphase), and every task's error and Jacobian on their own, on the built-in arm, so that a process that calls it first — the Docker
-build, every solver process before it takes sessions — never pays that cost while it
-serves a session.
+its broadphase), the compiled error norms of its tasks, and every task's error and
+Jacobian on their own, on the built-in arm, so that a process that calls it first — the
+Docker build, every solver process before it takes sessions — never pays that cost
+while it serves a session.
 
     python -m posekit.warmup
 """
@@ -19,13 +20,14 @@ import numpy as np
 
 import posekit
 from posekit.demo import builtin_model
+from posekit.ik.compiled.engine import error_norms
 from posekit.ik.compiled.selection import ENGINES, set_engine
 
 
 def compile_kernels(steps: int = 2) -> float:
     """Solve ``steps`` steps of a stack using every kernel kind on the built-in arm with
-    each engine (compiled and Python), and evaluate each task's error and Jacobian;
-    seconds it took."""
+    each engine (compiled and Python), and evaluate each task's error norms (compiled)
+    and error and Jacobian; seconds it took."""
     start = time.perf_counter()
     model = builtin_model("arm7")
     configuration = posekit.Configuration(model)
@@ -57,6 +59,7 @@ def compile_kernels(steps: int = 2) -> float:
             for _ in range(steps):
                 velocity = posekit.solve_ik(configuration, tasks, 0.01, "daqp", limits=limits)
                 configuration.integrate_inplace(velocity, 0.01)
+                error_norms(configuration, tasks, 0.01, limits=limits)  # compiled only
                 for each in tasks:  # sessions report every task's error norm
                     each.compute_error(configuration)
                     each.compute_jacobian(configuration)

@@ -6,16 +6,21 @@ hard equalities ``J Δq = −α e`` and its limits. When ``max_i |v_i| dt < tole
 configuration is a fixed point and does not move (``converged``); otherwise
 ``q ← q ⊕ v dt``. A failed solve (infeasible constraints, a non-finite solution or
 configuration) leaves q as it was and reports why: non-finite values never reach q.
+
+Then every task's error norm ``‖e‖`` at the new q: one compiled call on the compiled
+engine (:func:`posekit.ik.compiled.engine.error_norms`, from the plan the step just
+used), each task's ``compute_error`` otherwise (:func:`task_errors`).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from posekit.ik.compiled.engine import error_norms
 from posekit.ik.configuration import Configuration
 from posekit.ik.exceptions import NoSolutionFound, PosekitError
 from posekit.ik.limits import Limit
@@ -38,6 +43,16 @@ class Plan:
     """Tasks reported with a None error (disabled, or without an error vector)."""
     names: list[str]
     """Every task's name, in stack order (the order of the reported errors)."""
+    error_slots: list[int] = field(init=False)
+    """Per name, the index of its norm in ``error_norms``'s answer (objectives, then
+    constraints); tasks reported with a None error point past its end."""
+
+    def __post_init__(self) -> None:
+        ordered = [*self.objectives, *self.constraints]
+        position = {id(task): index for index, task in enumerate(ordered)}
+        reported = {name: position[id(task)] for name, task in self.error_tasks}
+        slots = [reported.get(name, len(ordered)) for name in self.names]
+        object.__setattr__(self, "error_slots", slots)
 
 
 @dataclass(frozen=True)
@@ -47,7 +62,9 @@ class StepOutcome:
     status: Status
     error: str | None
     solve_us: float
-    """Wall time of the solve and the integration [µs]."""
+    """Wall time of the solve, the integration and the error norms [µs]."""
+    errors: dict[str, float | None]
+    """Task name → ‖e‖ after the step, in stack order (:func:`step_errors`)."""
 
 
 def solve_step(
@@ -86,7 +103,39 @@ def solve_step(
         status, error = "failed", str(exc)
     except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
-    return StepOutcome(status, error, (time.perf_counter() - start) * 1e6)
+    if status == "failed":
+        errors = task_errors(plan, configuration)
+    else:
+        errors = step_errors(plan, configuration, settings)
+    return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors)
+
+
+def step_errors(
+    plan: Plan, configuration: Configuration, settings: SolverSettings
+) -> dict[str, float | None]:
+    """:func:`task_errors`, as one compiled call when the step's problem is compiled.
+
+    The norms come from the compiled plan of ``solve_ik`` with these arguments (the one
+    the step used; with a solver other than daqp, built for the norms alone), mapped to
+    the task names. On the Python engine, or when the plan is not compiled, each task
+    is asked.
+    """
+    try:
+        norms = error_norms(
+            configuration,
+            plan.objectives,
+            settings.step_dt,
+            settings.damping,
+            plan.limits,
+            plan.constraints or None,
+        )
+    except (PosekitError, ArithmeticError, ValueError):  # a plan that cannot be built
+        norms = None
+    if norms is None:
+        return task_errors(plan, configuration)
+    values: list[float | None] = norms.tolist()
+    values.append(None)
+    return dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
 
 
 def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:

@@ -11,6 +11,8 @@ takes and why.
 A configuration keeps its last few plans, keyed by the identity of its model, data,
 tasks, limits and constraints and by ``dt`` and ``damping``; the last one is checked
 first, so a loop solving the same problem pays one tuple comparison per step.
+:func:`error_norms` reads every task's error norm from the same plan (one more
+compiled call, e.g. after the step's integration).
 """
 
 from __future__ import annotations
@@ -98,6 +100,16 @@ def _plan(configuration: Configuration, key: Key) -> Plan:
     return plan
 
 
+def _current_plan(configuration: Configuration, key: Key) -> Plan:
+    """:func:`_plan`, with the last plan of ``configuration`` checked first, inline."""
+    plans = _PLANS.get(id(configuration))
+    try:
+        plan = plans.last_plan if plans is not None and key == plans.last_key else None
+    except (TypeError, ValueError):
+        plan = None
+    return _plan(configuration, key) if plan is None else plan
+
+
 def _static_reason(solver: str, settings: dict[str, object]) -> str | None:
     if current_engine() != "compiled":
         return "the engine is set to 'python' (posekit.set_engine)"
@@ -143,6 +155,41 @@ def plan_for(
     return _plan(configuration, _key(configuration, tasks, dt, damping, chosen, constraints))
 
 
+def error_norms(
+    configuration: Configuration,
+    tasks: Sequence[object],
+    dt: float,
+    damping: float = 1e-12,
+    limits: Sequence[object] | None = None,
+    constraints: Sequence[object] | None = None,
+) -> np.ndarray | None:
+    """Each task's ``‖compute_error‖`` at the current kinematics, from the problem's plan.
+
+    The arguments are :func:`plan_for`'s (the plan of the last step is found with one
+    tuple comparison). Norms come in :meth:`Plan.error_norms`'s order: ``tasks``, then
+    ``constraints``; ``NaN`` for a task without an error vector (kinetic energy).
+    ``None`` when the problem takes the Python path (the engine is ``"python"``, or the
+    plan has a :attr:`~Plan.reason`): compute the errors with the tasks themselves.
+    """
+    if current_engine() != "compiled":
+        return None
+    if limits is None:
+        from posekit.ik.solve import default_limits
+
+        limits = default_limits(configuration)
+    # _key, inlined: sessions call this every step.
+    key = (
+        tuple(tasks),
+        tuple(limits),
+        tuple(constraints) if constraints else (),
+        dt,
+        damping,
+        configuration.data,
+        configuration.model,
+    )
+    return _current_plan(configuration, key).error_norms()
+
+
 def solve_compiled(
     configuration: Configuration,
     tasks: Sequence[object],
@@ -166,13 +213,7 @@ def solve_compiled(
         configuration.data,
         configuration.model,
     )
-    plans = _PLANS.get(id(configuration))
-    try:
-        plan = plans.last_plan if plans is not None and key == plans.last_key else None
-    except (TypeError, ValueError):
-        plan = None
-    if plan is None:
-        plan = _plan(configuration, key)
+    plan = _current_plan(configuration, key)
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:
         _warn_once(plan.reason)

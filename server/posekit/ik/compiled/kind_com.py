@@ -2,7 +2,7 @@ r"""Compiled center-of-mass task: :math:`e = c(q) - c^*`, :math:`J = \partial c 
 
 As :class:`~posekit.ik.tasks.ComTask`: :math:`c` is ``subtree_com`` of body 1 [m] and
 :math:`J` comes from ``mj_jacSubtreeCom`` (``3 × nv``). Record: target and cost
-addresses; scalars ``(gain, lm_damping)``.
+addresses; scalars ``(gain, lm_damping)``. :func:`error_norm` reports :math:`\|e\|`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from numba import njit
 from posekit.ik.compiled import header as h
 from posekit.ik.compiled.native import call_v_pppi, floats, int32s
 from posekit.ik.compiled.packing import PackContext, Packed, all_columns, scalar, vector_address
-from posekit.ik.compiled.rows import dense_rows
+from posekit.ik.compiled.rows import dense_rows, euclidean_norm
 from posekit.ik.compiled.symbols import FN_JAC_SUBTREE_COM
 from posekit.ik.compiled.views import work_matrix, work_vector
 from posekit.ik.exceptions import TargetNotSet
@@ -40,6 +40,23 @@ def pack(task: ComTask, context: PackContext) -> Packed:
 
 
 @njit(cache=True, nogil=True)
+def _error(ints: np.ndarray, record: int, out: np.ndarray) -> None:
+    r""":math:`c(q) - c^*` [m] into ``out`` (3), from ``subtree_com`` in ``mjData``."""
+    com = floats(ints[h.H_SUBTREE_COM] + 8 * 3 * _ROBOT_ROOT_BODY, 3)
+    target = floats(ints[record + M_TARGET], 3)
+    for i in range(3):
+        out[i] = com[i] - target[i]
+
+
+@njit(cache=True, nogil=True)
+def error_norm(ints: np.ndarray, record: int) -> float:
+    r""":math:`\|c(q) - c^*\|` [m] (``compute_error``'s norm); needs ``mj_comPos`` done."""
+    error = work_vector(ints, ints[h.W_JAC] + 12 * ints[h.H_NV], 3)
+    _error(ints, record, error)
+    return euclidean_norm(error)
+
+
+@njit(cache=True, nogil=True)
 def rows(
     ints: np.ndarray,
     scalars: np.ndarray,
@@ -61,11 +78,8 @@ def rows(
         _ROBOT_ROOT_BODY,
     )
     jacobian = work_matrix(ints, start, 3, nv)
-    com = floats(ints[h.H_SUBTREE_COM] + 8 * 3 * _ROBOT_ROOT_BODY, 3)
-    target = floats(ints[record + M_TARGET], 3)
     error = work_vector(ints, start + 12 * nv, 3)
-    for i in range(3):
-        error[i] = com[i] - target[i]
+    _error(ints, record, error)
     cost = floats(ints[record + M_COST], 3)
     gain = scalars[ints[record + h.R_FLOATS]]
     columns = int32s(ints[record + h.R_COLUMNS], ints[record + h.R_NCOLUMNS])

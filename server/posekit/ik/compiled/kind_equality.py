@@ -8,10 +8,13 @@ equality rows of the selected equalities: 3 per connect, 6 per weld, 1 per joint
 tendon coupling. Each row is weighted by its equality's cost.
 
 Record: addresses of the per-equality selection (1.0/0.0) and cost arrays (``neq``).
-Scalars ``(gain, lm_damping)``.
+Scalars ``(gain, lm_damping)``. :func:`error_norm` reports the norm of the selected
+rows' residuals ``efc_pos`` (``compute_error``).
 """
 
 from __future__ import annotations
+
+import math
 
 import mujoco
 import numpy as np
@@ -96,6 +99,33 @@ def _copy_row(ints: np.ndarray, row: int, nv: int, weight: float, out: np.ndarra
 
 
 @njit(cache=True, nogil=True)
+def _keeps(
+    kinds: np.ndarray, ids: np.ndarray, selected: np.ndarray, row: int, count: int, limit: int
+) -> bool:
+    """Whether MuJoCo's row ``row`` is the task's next row (``count`` kept so far)."""
+    return kinds[row] == _EQUALITY_ROW and selected[ids[row]] != 0.0 and count < limit
+
+
+@njit(cache=True, nogil=True)
+def error_norm(ints: np.ndarray, record: int) -> float:
+    r""":math:`\|r(q)\|` over the selected equalities' rows at the current ``q``."""
+    make_constraints(ints)
+    nefc = int32s(ints[h.H_DATA] + ints[h.H_EFC], 1)[0]
+    kinds = int32s(_field(ints, 1), nefc)
+    ids = int32s(_field(ints, 2), nefc)
+    residuals = floats(_field(ints, 3), nefc)
+    selected = floats(ints[record + E_SELECTED], ints[record + E_NEQ])
+    limit = ints[record + h.R_ROWS]
+    count = 0
+    squared_norm = 0.0
+    for row in range(nefc):
+        if _keeps(kinds, ids, selected, row, count, limit):
+            squared_norm += residuals[row] * residuals[row]
+            count += 1
+    return math.sqrt(squared_norm)
+
+
+@njit(cache=True, nogil=True)
 def rows(
     ints: np.ndarray,
     scalars: np.ndarray,
@@ -121,7 +151,7 @@ def rows(
     count = 0
     squared_norm = 0.0
     for row in range(nefc):
-        if kinds[row] != _EQUALITY_ROW or selected[ids[row]] == 0.0 or count == limit:
+        if not _keeps(kinds, ids, selected, row, count, limit):
             continue
         weight = cost[ids[row]] if weighted else 1.0
         value = -gain * weight * residuals[row]

@@ -12,7 +12,8 @@ Python path).
 
 Posture/damping record: target (``nq``), weights, mask (``nv``) addresses and the index
 of its block of weighted errors; DoF freezing: the address of its ``int32`` DoFs.
-Scalars ``(gain, lm_damping)``.
+Scalars ``(gain, lm_damping)``. :func:`error_norm` reports :math:`\|e\|` as
+``compute_error`` defines :math:`e` (zero for damping and DoF freezing).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from numba import njit
 from posekit.ik.compiled import header as h
 from posekit.ik.compiled.native import call_v_ppdpp, floats, int32s
 from posekit.ik.compiled.packing import PackContext, Packed, all_columns, scalar, vector_address
+from posekit.ik.compiled.rows import euclidean_norm
 from posekit.ik.compiled.symbols import FN_DIFFERENTIATE_POS
+from posekit.ik.compiled.views import work_vector
 from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.tasks import DampingTask, DofFreezingTask, PostureTask
 from posekit.ik.utils import get_freejoint_dims
@@ -91,6 +94,17 @@ def _error(ints: np.ndarray, record: int, out: np.ndarray) -> None:
     mask = floats(ints[record + P_MASK], out.shape[0])
     for i in range(out.shape[0]):
         out[i] *= mask[i]
+
+
+@njit(cache=True, nogil=True)
+def error_norm(ints: np.ndarray, record: int) -> float:
+    r""":math:`\|(q \ominus q^*) \odot m\|` (posture); 0 (damping, DoF freezing: zero errors)."""
+    if ints[record + h.R_KIND] == h.K_DOF_FREEZING:
+        return 0.0
+    nv = ints[h.H_NV]
+    error = work_vector(ints, ints[h.W_JAC] + 12 * nv, nv)
+    _error(ints, record, error)
+    return euclidean_norm(error)
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,8 @@ the task's error and ``k × 6`` map :math:`L` from the very functions the Python
 uses (:func:`~posekit.ik.tasks.frame_residual.frame_error_and_map`,
 :func:`~posekit.ik.tasks.pointing_residual.look_at_error_and_map`,
 :func:`~posekit.ik.tasks.pointing_residual.axis_align_error_and_map`), then the rows
-(:func:`~posekit.ik.compiled.rows.mapped_rows`).
+(:func:`~posekit.ik.compiled.rows.mapped_rows`). :func:`error_norm` reports
+:math:`\|e\|` from the same functions, without the Jacobian.
 
 Record: jac function slot, frame id, addresses of the frame's rotation (9) and
 position (3) in ``mjData``, of the two kernel targets and of the cost; scalars
@@ -27,7 +28,7 @@ from posekit.ik.compiled.packing import (
     scalar,
     vector_address,
 )
-from posekit.ik.compiled.rows import mapped_rows
+from posekit.ik.compiled.rows import euclidean_norm, mapped_rows
 from posekit.ik.compiled.symbols import FN_JAC_BODY, FN_JAC_GEOM, FN_JAC_SITE
 from posekit.ik.compiled.views import work_matrix
 from posekit.ik.frames import FRAME_TO_POS_ATTR, FRAME_TO_XMAT_ATTR
@@ -121,3 +122,22 @@ def rows(
         error3, map3 = axis_align_error_and_map(target_a, target_b, rotation, position)
     norm = mapped_rows(error3, map3, world_jacobian, cost, weighted, gain, out, rhs, first, columns)
     return 3, norm
+
+
+@njit(cache=True, nogil=True)
+def error_norm(ints: np.ndarray, record: int) -> float:
+    r""":math:`\|e\|` of the task at the frame's pose in ``mjData`` (``compute_error``'s norm)."""
+    rotation = floats(ints[record + M_ROTATION], 9)
+    position = floats(ints[record + M_POSITION], 3)
+    target_b = floats(ints[record + M_TARGET_B], 3)
+    kind = ints[record + h.R_KIND]
+    if kind == h.K_FRAME:
+        target_a = floats(ints[record + M_TARGET_A], 9)
+        error, _ = frame_error_and_map(target_a, target_b, rotation, position)
+        return euclidean_norm(error)
+    target_a = floats(ints[record + M_TARGET_A], 3)
+    if kind == h.K_LOOK_AT:
+        error3, _ = look_at_error_and_map(target_a, target_b, rotation, position)
+    else:
+        error3, _ = axis_align_error_and_map(target_a, target_b, rotation, position)
+    return euclidean_norm(error3)

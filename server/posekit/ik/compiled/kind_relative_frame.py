@@ -12,7 +12,8 @@ frames ([m], [rad]). Frame poses are read as the Python path reads them: a body'
 
 Record: per frame (regulated, then root) the jac function slot, id, rotation,
 position and quaternion addresses (0: convert the rotation); the target and cost
-addresses. Scalars ``(gain, lm_damping)``.
+addresses. Scalars ``(gain, lm_damping)``. :func:`error_norm` reports
+:math:`\|e\|` without the Jacobians.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from posekit.ik.compiled.packing import (
     scalar,
     vector_address,
 )
+from posekit.ik.compiled.rows import euclidean_norm
 from posekit.ik.compiled.symbols import (
     FN_JAC_BODY,
     FN_JAC_GEOM,
@@ -88,10 +90,39 @@ def pack(task: RelativeFrameTask, context: PackContext) -> Packed:
 
 
 @njit(cache=True, nogil=True)
+def _pose(ints: np.ndarray, slot: int, small: int) -> Pose:
+    """The frame's world pose ``wxyz_xyz`` as the Python path reads it (module docstring)."""
+    quaternion_address = ints[slot + 4]
+    if quaternion_address == 0:
+        call_v_pp(ints[h.H_FN + FN_MAT2QUAT], small, ints[slot + 2])
+        quaternion_address = small
+    q = floats(quaternion_address, 4)
+    p = floats(ints[slot + 3], 3)
+    return (q[0], q[1], q[2], q[3], p[0], p[1], p[2])
+
+
+@njit(cache=True, nogil=True)
+def _logarithm(ints: np.ndarray, record: int, frame_in_root: Pose) -> tuple:
+    r""":math:`(\log T_{tb},\ M,\ P)` of :math:`T_{tb} = T_{rt}^{-1} T_{rb}` (``se3_log_jlog_floats``)."""
+    t = floats(ints[record + M_TARGET], 7)
+    target = (t[0], t[1], t[2], t[3], t[4], t[5], t[6])
+    return se3_log_jlog_floats(*compose(invert(target), frame_in_root))
+
+
+@njit(cache=True, nogil=True)
+def error_norm(ints: np.ndarray, record: int) -> float:
+    r""":math:`\|\log(T_{tb})\|` at the frames' poses in ``mjData`` (``compute_error``'s norm)."""
+    small = ints[h.H_WORK] + 8 * (ints[h.W_JAC] + 13 * ints[h.H_NV])
+    frame = _pose(ints, record + M_FRAME, small)
+    root = _pose(ints, record + M_ROOT, small)
+    tangent, _, _ = _logarithm(ints, record, compose(invert(root), frame))
+    return euclidean_norm(tangent)
+
+
+@njit(cache=True, nogil=True)
 def _pose_and_body_jacobian(ints: np.ndarray, slot: int, jacobian: np.ndarray, small: int) -> Pose:
     """The frame's pose; its body Jacobian ``diag(Rᵀ, Rᵀ)[J_p; J_r]`` written into ``jacobian``."""
     nv = ints[h.H_NV]
-    rotation_address = ints[slot + 2]
     call_v_ppppi(
         ints[h.H_FN + ints[slot]],
         ints[h.H_MODEL],
@@ -100,19 +131,13 @@ def _pose_and_body_jacobian(ints: np.ndarray, slot: int, jacobian: np.ndarray, s
         jacobian.ctypes.data + 8 * 3 * nv,
         ints[slot + 1],
     )
-    r = floats(rotation_address, 9)
+    r = floats(ints[slot + 2], 9)
     for block in range(2):
         for c in range(nv):
             x, y, z = jacobian[3 * block, c], jacobian[3 * block + 1, c], jacobian[3 * block + 2, c]
             for i in range(3):
                 jacobian[3 * block + i, c] = r[i] * x + r[3 + i] * y + r[6 + i] * z
-    quaternion_address = ints[slot + 4]
-    if quaternion_address == 0:
-        call_v_pp(ints[h.H_FN + FN_MAT2QUAT], small, rotation_address)
-        quaternion_address = small
-    q = floats(quaternion_address, 4)
-    p = floats(ints[slot + 3], 3)
-    return (q[0], q[1], q[2], q[3], p[0], p[1], p[2])
+    return _pose(ints, slot, small)
 
 
 @njit(cache=True, nogil=True)
@@ -151,9 +176,7 @@ def rows(
     frame = _pose_and_body_jacobian(ints, record + M_FRAME, frame_jacobian, small)
     root = _pose_and_body_jacobian(ints, record + M_ROOT, root_jacobian, small)
     frame_in_root = compose(invert(root), frame)
-    t = floats(ints[record + M_TARGET], 7)
-    target = (t[0], t[1], t[2], t[3], t[4], t[5], t[6])
-    tangent, m, p = se3_log_jlog_floats(*compose(invert(target), frame_in_root))
+    tangent, m, p = _logarithm(ints, record, frame_in_root)
     n = mat3_mul(p, m)
     r, tr = _adjoint_blocks(ints, invert(frame_in_root), small)
     gain = scalars[ints[record + h.R_FLOATS]]

@@ -21,6 +21,7 @@ import numpy as np
 from posekit.ik.compiled import header as h
 from posekit.ik.compiled import qp_kernel
 from posekit.ik.compiled.daqp_call import daqp_buffer
+from posekit.ik.compiled.error_kernel import error_norms as write_error_norms
 from posekit.ik.compiled.kinds import pack_limit, pack_task
 from posekit.ik.compiled.layout import Layout
 from posekit.ik.compiled.packing import NotCompiled, PackContext, Packed
@@ -104,6 +105,24 @@ class Plan:
             return None
         return self._velocity.copy()
 
+    def error_norms(self) -> np.ndarray | None:
+        r"""Every task's :math:`\|e_i\|` at the kinematics in ``mjData``, or ``None``.
+
+        In the plan's order: the objectives, then the constraints, each in the order
+        they were given (``solve_ik``'s ``tasks``, then ``constraints``). :math:`e_i` is
+        the task's unweighted ``compute_error`` (:mod:`~posekit.ik.compiled.error_kernel`);
+        a kinetic-energy task, which has none, gets ``NaN``. ``None`` when :attr:`reason`
+        is set: ask the tasks themselves. One compiled call, no Jacobians; read after
+        ``integrate_inplace`` or ``Configuration.update``, which keep the kinematics
+        current.
+        """
+        if self._stale:
+            self._refresh()
+        if self._reason is not None:
+            return None
+        write_error_norms(self._ints, self._norms)
+        return self._norms.copy()
+
     def header(self) -> np.ndarray:
         """The plan's ``ints`` (header and records), to time its kernels in isolation.
 
@@ -176,6 +195,7 @@ class Plan:
             )
         ]
         self._buffers = layout.buffers
+        self._norms = np.zeros(len(self._sources[0]) + len(self._sources[1]))
         libraries = native_libraries()
         self._ints[h.H_FN : h.H_FN + libraries.functions.shape[0]] = libraries.functions
         self._daqp = daqp_buffer(

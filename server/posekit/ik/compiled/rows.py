@@ -9,12 +9,24 @@ A task with error :math:`e \in \mathbb{R}^k`, Jacobian :math:`J` (``k × nv``), 
 the constraint form being the objective form with :math:`w = 1` (multiplying by 1.0 is
 exact). Rows are written in full (zeros off the task's columns) and each helper returns
 :math:`\|\text{rhs}\|^2` over its rows, so :math:`\mu = \lambda \|e_w\|^2`.
+:func:`euclidean_norm` gives the unweighted :math:`\|e\|` the kinds' ``error_norm`` report.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def euclidean_norm(values: tuple | np.ndarray) -> float:
+    r""":math:`\|e\|_2` of an error (a tuple of floats or a vector), summed in order."""
+    squared_norm = 0.0
+    for value in values:
+        squared_norm += value * value
+    return math.sqrt(squared_norm)
 
 
 @njit(cache=True, nogil=True)
