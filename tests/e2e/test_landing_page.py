@@ -60,7 +60,7 @@ def test_landing_page_starts_a_session_and_opens_its_viewer(
     listing.goto(full_app.base_url + "/")
     row = listing.locator(f'.session-row[data-session="{session_id}"]')
     row.wait_for(timeout=10_000)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 45
     while int(row.locator(".watchers").inner_text()) < 1:
         assert time.monotonic() < deadline, "the open viewer is not counted as a watcher"
         time.sleep(0.3)
