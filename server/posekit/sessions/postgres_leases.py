@@ -53,7 +53,7 @@ SWEEP = f"""
 WITH expired AS (
     SELECT session_id FROM leases
     WHERE owner IS NOT NULL AND (expires_at < now() OR owner = %(me)s)
-      AND NOT (session_id = ANY(%(held)s))
+      AND NOT (session_id = ANY(%(held)s::text[]))
     ORDER BY expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -69,7 +69,7 @@ WHERE l.session_id = mine.session_id AND l.owner = %(me)s AND l.epoch = mine.epo
 RETURNING l.session_id
 """
 READ = """
-SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s)
+SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s::text[])
 """
 LISTING = """
 SELECT s.id, s.spec, extract(epoch FROM s.created_at), l.owner,
