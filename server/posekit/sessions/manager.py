@@ -289,17 +289,18 @@ class SessionManager(ClusterOwnership):
 
     def delete(self, session_id: str) -> None:
         """Stop and forget a session (its watchers are told, and the store forgets it)."""
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-            unloaded = self._unloaded.pop(session_id, None)
-        if session is None and unloaded is None:
-            self._take_to_delete(session_id)
-        if session is not None:
-            session.close("session deleted")
-        try:
-            self._persistence.delete(session_id)
-        finally:
-            self._notify_closed(session_id)
+        with self._exclusive_in_cluster():
+            with self._lock:
+                session = self._sessions.pop(session_id, None)
+                unloaded = self._unloaded.pop(session_id, None)
+            if session is None and unloaded is None:
+                self._take_to_delete(session_id)
+            if session is not None:
+                session.close("session deleted")
+            try:
+                self._persistence.delete(session_id)
+            finally:
+                self._notify_closed(session_id)
 
     # ------------------------------------------------------- idle sessions
     def unload_idle(self) -> list[str]:
