@@ -96,7 +96,9 @@ def test_health_and_metrics_name_the_replica_and_its_database(
 
 def test_a_single_replica_says_so_in_its_health(tmp_path: object) -> None:
     server = LiveServer(
-        settings=Settings.from_env({"POSEKIT_DB": f"{tmp_path}/s.sqlite3", "POSEKIT_REPLICA_ID": "solo"})
+        settings=Settings.from_env(
+            {"POSEKIT_DB": f"{tmp_path}/s.sqlite3", "POSEKIT_REPLICA_ID": "solo"}
+        )
     ).start()
     try:
         health = httpx.get(f"{server.base_url}/api/health").json()
