@@ -75,6 +75,15 @@ class ClusterOwnership:
                 self._check_capacity()
             return self._adopt(self.leases.take(session_id))
 
+    def _lease_new(self, session: Session) -> None:
+        """Take the lease of a session just created (epoch 1); when it cannot be taken,
+        the session is dropped and the error raised."""
+        try:
+            self.leases.create(session.id)
+        except Exception:
+            self.drop(session.id, "its lease could not be taken")
+            raise
+
     def _exclusive_in_cluster(self) -> AbstractContextManager[object]:
         """In a cluster, the revive lock: a delete and a takeover of the same session
         (which would restore it from the store while it is deleted) never overlap."""
