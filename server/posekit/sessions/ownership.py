@@ -72,7 +72,9 @@ class ClusterOwnership:
                 if session is not None:
                     session.touch()
                     return session
-                self._check_capacity()
+                full = len(self._sessions) >= self.max_sessions
+            if full:  # 503, not 429: the proxy tries a replica with room
+                raise self.leases.refusal(session_id)
             return self._adopt(self.leases.take(session_id))
 
     def _lease_new(self, session: Session) -> None:
