@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.info import SessionInfo
-from posekit.sessions.leases import Leases
+from posekit.sessions.leases import Leases, TakenSession
 from posekit.sessions.listing import cluster_listing
 from posekit.sessions.persistence import Persistence
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession
-from posekit.sessions.store import StoredSession
 from posekit.sessions.unloaded import UnloadedSession
 
 logger = logging.getLogger(__name__)
@@ -99,12 +98,12 @@ class ClusterOwnership:
         stored = self.leases.take(session_id)
         self._persistence.resume(session_id, stored.revision)
 
-    def adopt(self, stored: StoredSession) -> None:
+    def adopt(self, stored: TakenSession) -> None:
         """Solve a session whose lease this replica just took (the lease keeper's sweep)."""
         with self._revive_lock:
             self._adopt(stored)
 
-    def _adopt(self, stored: StoredSession) -> Session:
+    def _adopt(self, stored: TakenSession) -> Session:
         """Restore a session whose lease is held (caller holds the revive lock); when it
         cannot be restored here, its lease is freed and the error raised."""
         session_id = stored.session_id
@@ -119,8 +118,7 @@ class ClusterOwnership:
             self._persistence.forget(session_id)
             self.leases.release(session_id, dormant=True)
             raise
-        if stored.created is not None:
-            session.created = stored.created
+        session.created = stored.created
         logger.info("solving session %s (lease taken by %s)", session_id, self.leases.replica_id)
         return session
 

@@ -28,9 +28,8 @@ from typing import Any
 import psycopg
 
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
-from posekit.sessions.leases import ClusterEntry
+from posekit.sessions.leases import ClusterEntry, TakenSession
 from posekit.sessions.postgres_database import PostgresDatabase
-from posekit.sessions.store import StoredSession
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +120,7 @@ class PostgresLeases:
             with self._lock:
                 self._epochs[session_id] = int(row[0])
 
-    def take(self, session_id: str) -> StoredSession:
+    def take(self, session_id: str) -> TakenSession:
         with self._statements, self.database.connection() as connection:
             row = connection.execute(TAKE, self._values(id=session_id)).fetchone()
             if row is None:
@@ -137,7 +136,7 @@ class PostgresLeases:
             raise SessionNotFound(session_id)
         return stored[0]
 
-    def sweep(self, limit: int) -> list[StoredSession]:
+    def sweep(self, limit: int) -> list[TakenSession]:
         if limit <= 0:
             return []
         with self._statements, self.database.connection() as connection:
@@ -233,11 +232,11 @@ class PostgresLeases:
         return NotOwner(session_id, lease[0] if lease else None)
 
     @staticmethod
-    def _read(connection: psycopg.Connection[Any], session_ids: list[str]) -> list[StoredSession]:
+    def _read(connection: psycopg.Connection[Any], session_ids: list[str]) -> list[TakenSession]:
         if not session_ids:
             return []
         rows = connection.execute(READ, (session_ids,)).fetchall()
-        return [StoredSession(sid, spec, int(rev), float(made)) for sid, spec, rev, made in rows]
+        return [TakenSession(sid, spec, int(rev), float(made)) for sid, spec, rev, made in rows]
 
     def _values(self, **values: object) -> dict[str, object]:
         return {"me": self.replica_id, "ttl": self.ttl_s, **values}
