@@ -210,6 +210,22 @@ def test_a_full_replica_answers_not_owner_so_that_another_one_takes_the_session(
     assert c.leases.held() == {session_id}
 
 
+def test_the_sweep_removes_a_lease_whose_session_was_never_stored(replica: Replica) -> None:
+    """A creation that failed after taking its lease leaves the lease alone: once it
+    expires, a sweep deletes it rather than holding it forever."""
+    a, b = replica("a"), replica("b")
+    pause(a)
+    a.leases.create("never-stored")
+    database = b.store.database  # type: ignore[attr-defined]
+
+    def leases_left() -> int:
+        with database.connection() as connection:
+            return connection.execute("SELECT count(*) FROM leases").fetchone()[0]
+
+    wait_for(lambda: leases_left() == 0, timeout=10 * TTL_S, what="orphan lease removed")
+    assert b.leases.held() == set() and b.leases.takeovers == 0
+
+
 def _try_get(manager: SessionManager, session_id: str) -> object:
     try:
         return manager.get(session_id)

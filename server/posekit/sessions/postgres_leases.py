@@ -70,6 +70,7 @@ RETURNING l.session_id
 READ = """
 SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s::text[])
 """
+ORPHANS = "DELETE FROM leases WHERE session_id = ANY(%s::text[]) AND owner = %s"
 LISTING = """
 SELECT s.id, s.spec, extract(epoch FROM s.created_at), l.owner,
        coalesce(l.owner IS NOT NULL AND l.expires_at > now(), false)
@@ -142,11 +143,17 @@ class PostgresLeases:
         with self._statements, self.database.connection() as connection:
             values = self._values(held=list(self.held()), limit=limit)
             taken = connection.execute(SWEEP, values).fetchall()
+            stored = self._read(connection, [session_id for session_id, _ in taken])
+            found = {session.session_id for session in stored}
+            orphans = [session_id for session_id, _ in taken if session_id not in found]
+            if orphans:  # leases of sessions never stored (their creation failed)
+                connection.execute(ORPHANS, (orphans, self.replica_id))
             with self._lock:
                 for session_id, epoch in taken:
-                    self._epochs[session_id] = int(epoch)
-            self.takeovers += len(taken)
-            return self._read(connection, [session_id for session_id, _ in taken])
+                    if session_id in found:
+                        self._epochs[session_id] = int(epoch)
+            self.takeovers += len(found)
+            return stored
 
     def renew(self) -> list[str]:
         with self._lock:
@@ -160,11 +167,12 @@ class PostgresLeases:
         except DatabaseUnavailable:
             self.renew_failures += 1
             raise
-        lost = [sid for sid in held if sid not in renewed]
-        with self._lock:
+        with self._lock:  # a lease taken again meanwhile (a newer epoch) is not lost
+            lost = [
+                sid for sid in held if sid not in renewed and self._epochs.get(sid) == held[sid]
+            ]
             for session_id in lost:
-                if self._epochs.get(session_id) == held[session_id]:
-                    del self._epochs[session_id]
+                del self._epochs[session_id]
         if lost:
             self.renew_failures += 1
         return lost
