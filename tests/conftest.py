@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from support.browser import require_browser
 from support.models import require_menagerie
+from support.postgres import fresh_schema, require_postgres
 from support.servers import LiveServer
 
 
@@ -24,6 +25,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture
 def _menagerie() -> None:
     require_menagerie()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A ``postgresql://`` URL with a schema of its own (``options=-csearch_path=…``),
+    created for the test and dropped after it; skips (fails under ``CI``) without a
+    PostgreSQL server (:mod:`support.postgres`)."""
+    with fresh_schema(require_postgres()) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

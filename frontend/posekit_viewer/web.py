@@ -5,7 +5,9 @@ on the same path, which is relayed byte for byte (with viser's ``viser-v…``
 subprotocol) to that session's own viser server on 127.0.0.1. Browsers therefore
 need a single external port. Frames from a browser faster than the per-client
 websocket rate (``app.state.stream_limits``) are held back, never dropped (viser's
-protocol cannot lose messages): a flooding client slows only itself.
+protocol cannot lose messages): a flooding client slows only itself. In a cluster, both
+answer 503 ``not_owner`` when another replica solves the session (the websocket before
+its upgrade), so that the proxy tries another replica.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ import websockets
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from posekit.api.errors import response_of
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
-from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.manager import SessionManager
 from websockets.asyncio.client import unix_connect
 
@@ -76,6 +79,9 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
         protocol = next((p for p in requested if p.startswith("viser-v")), None)
         try:
             viewer = await asyncio.to_thread(hub.viewer, session_id, link)
+        except (NotOwner, DatabaseUnavailable) as error:  # before the upgrade: proxies retry
+            await websocket.send_denial_response(response_of(error))
+            return
         except PosekitError as error:  # unknown, or reviving it would exceed the limit
             code = 4404 if isinstance(error, SessionNotFound) else 4429
             await websocket.accept(subprotocol=protocol)  # so that the close code arrives

@@ -18,6 +18,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 import posekit
 from posekit.api.app import DESCRIPTION, TAGS, Hook, call_hook, install_api
 from posekit.api.docs_pages import install_docs
+from posekit.api.lease_metrics import LeaseCollector
 from posekit.api.observability import Metrics, RequestContext, configure_logging
 from posekit.api.origin_check import WebSocketOriginCheck
 from posekit.api.security import TokenAuth
@@ -28,8 +29,8 @@ from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solver_processes import SolverProcesses
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.session import Session
-from posekit.sessions.sqlite_store import SQLiteStore
 from posekit.settings import Settings
+from posekit.storage import storage_from
 
 
 def create_app(
@@ -123,6 +124,7 @@ def metrics_of(manager: SessionManager) -> Metrics:
         "Running sessions stepped below their rate_hz to share the solver fairly.",
         lambda: float(sum(s.state.throttled for s in running(manager))),
     )
+    metrics.registry.register(LeaseCollector(manager.leases, lambda: owned(manager)))
     metrics.gauge(
         "posekit_session_rate_hz",
         "Mean rate running sessions are stepped at [Hz] (their rate_hz unless throttled).",
@@ -130,6 +132,11 @@ def metrics_of(manager: SessionManager) -> Metrics:
     )
     manager.solve_loop.on_step = metrics.observe_step
     return metrics
+
+
+def owned(manager: SessionManager) -> int:
+    """Sessions this replica owns: the leases it holds in a cluster, else its live ones."""
+    return len(manager.leases.held()) if manager.leases.clustered else manager.count()
 
 
 def running(manager: SessionManager) -> list[Session]:
@@ -166,9 +173,11 @@ def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
 def manager_from(settings: Settings) -> SessionManager:
     """The session manager ``settings`` describe: store, limits and solve loop."""
     registry = RobotRegistry(cache=settings.cache_limits(), download=settings.menagerie_download)
+    store, leases = storage_from(settings)
     return SessionManager(
         registry,
-        store=SQLiteStore(settings.db) if settings.db else None,
+        store=store,
+        leases=leases,
         max_sessions=settings.max_sessions,
         max_stored_sessions=settings.max_stored_sessions,
         max_tasks=settings.max_tasks,

@@ -7,13 +7,16 @@ takes them from a :class:`Settings` (or as required arguments).
 | --- | --- | --- |
 | ``POSEKIT_HOST`` | ``127.0.0.1`` | interface to listen on (``0.0.0.0`` in Docker) |
 | ``POSEKIT_PORT`` | ``8000`` | port |
-| ``POSEKIT_DB`` | unset | SQLite file of the sessions; unset = nothing persisted |
+| ``POSEKIT_DB`` | unset | SQLite file of the sessions, or a ``postgresql://…`` URL (a cluster of replicas: leases, README "Running several replicas"); unset = nothing persisted |
+| ``POSEKIT_DB_SCHEMA`` | unset | PostgreSQL schema of posekit's tables (created when missing); unset = the URL's ``search_path`` (``public``) |
+| ``POSEKIT_REPLICA_ID`` | host name, pid and 4 random hex digits | this replica's name in the leases, ``/api/health`` and ``X-Posekit-Owner`` (unique per running replica) |
+| ``POSEKIT_LEASE_TTL_S`` | ``5`` | lifetime of a session's lease on PostgreSQL's clock [s]; renewed every third of it |
 | ``POSEKIT_TOKEN`` | unset | access token; unset = open access |
 | ``POSEKIT_CORS_ORIGINS`` | unset | comma-separated allowed origins; unset = CORS closed |
 | ``POSEKIT_ALLOWED_HOSTS`` | unset | comma-separated ``Host`` names served (``*`` = any); unset = the loopback names when bound to loopback, else any |
 | ``POSEKIT_TRUST_PROXY`` | ``false`` | honour ``X-Forwarded-Proto`` (behind a TLS proxy: the token cookie is then ``Secure``) |
-| ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond) |
-| ``POSEKIT_MAX_STORED_SESSIONS`` | ``1000`` | sessions kept at most, live and unloaded together (429 beyond; none is ever dropped) |
+| ``POSEKIT_MAX_SESSIONS`` | ``100`` | live sessions at most (429 beyond); in a cluster, per replica |
+| ``POSEKIT_MAX_STORED_SESSIONS`` | ``1000`` | sessions kept at most, live and unloaded together (429 beyond; none is ever dropped); in a cluster, the replica's live ones (the cluster's stored ones are not capped) |
 | ``POSEKIT_MAX_TASKS`` | ``64`` | tasks per session at most (409 beyond) |
 | ``POSEKIT_MAX_LIMITS`` | ``16`` | limits per session at most (409 beyond) |
 | ``POSEKIT_MAX_COLLISION_PAIRS`` | ``2048`` | geom pairs checked by a session's collision limits together (409 beyond) |
@@ -86,6 +89,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     db: str | None = None
+    db_schema: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    replica_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]{1,128}$")
+    lease_ttl_s: float = Field(5.0, ge=0.3, le=300.0, allow_inf_nan=False)
     token: str | None = None
     cors_origins: Annotated[tuple[str, ...], NoDecode] = ()
     allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
@@ -184,9 +190,13 @@ class Settings(BaseSettings):
         ``POSEKIT_DB``; None when neither is set (a temporary folder, gone at exit)."""
         if self.data_dir:
             return Path(self.data_dir).expanduser()
-        if self.db:
+        if self.db and not self.clustered():
             return Path(self.db).expanduser().resolve().parent
         return None
+
+    def clustered(self) -> bool:
+        """Whether ``POSEKIT_DB`` is a PostgreSQL URL (several replicas may share it)."""
+        return bool(self.db) and str(self.db).startswith(("postgresql://", "postgres://"))
 
     def fair_share_capacity(self) -> float:
         """The capacity of each solve loop's fair share (``inf``: never throttle)."""
@@ -207,8 +217,7 @@ class Settings(BaseSettings):
             return cls.model_validate(values)
         except ValidationError as error:
             problems = [
-                f"{ENV_PREFIX}{str(e['loc'][0]).upper()} {_requirement(e)}, "
-                f"got {e.get('input')!r}"
+                f"{ENV_PREFIX}{str(e['loc'][0]).upper()} {_requirement(e)}, got {e.get('input')!r}"
                 for e in error.errors()
             ]
             raise SettingsError("; ".join(problems)) from None

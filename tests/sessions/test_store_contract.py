@@ -1,28 +1,69 @@
 """The store contract, for every store: saves land in revision order, deletes are final,
 and concurrent writers cannot break either (issue: a late snapshot overwrote a newer
-one, and a save in flight brought a deleted session back)."""
+one, and a save in flight brought a deleted session back).
+
+PostgreSQL's store also fences its writes by the leases of the cluster; here one replica
+takes each session's lease on its first save, so the contract is that of a replica that
+owns every session it writes (the fencing itself: ``tests/sessions/test_leases.py``).
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from posekit.sessions.postgres_database import PostgresDatabase
+from posekit.sessions.postgres_leases import PostgresLeases
+from posekit.sessions.postgres_store import PostgresStore
 from posekit.sessions.sqlite_store import SQLiteStore
-from posekit.sessions.store import MemoryStore, SessionStore
-
-StoreFactory = Callable[[Path], SessionStore]
-STORES: dict[str, StoreFactory] = {
-    "memory": lambda _: MemoryStore(),
-    "sqlite": lambda tmp: SQLiteStore(tmp / "posekit.sqlite3"),
-}
+from posekit.sessions.store import MemoryStore, SessionStore, StoredSession
 
 
-@pytest.fixture(params=list(STORES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> SessionStore:
-    return STORES[request.param](tmp_path)
+class OwningReplica:
+    """A PostgreSQL store written by one replica that takes each session's lease the
+    first time it saves it."""
+
+    kind = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.database = PostgresDatabase(url)
+        self.leases = PostgresLeases(self.database, "contract-replica", ttl_s=60.0)
+        self.leases.start()
+        self.store = PostgresStore(self.database, self.leases)
+        self._lock = threading.Lock()
+        self._leased: set[str] = set()
+
+    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
+        with self._lock:
+            if session_id not in self._leased:
+                self.leases.create(session_id)
+                self._leased.add(session_id)
+        return self.store.save_session(session_id, spec, revision)
+
+    def delete_session(self, session_id: str) -> None:
+        self.store.delete_session(session_id)
+
+    def load_all(self) -> Iterable[StoredSession]:
+        return self.store.load_all()
+
+    def ping(self) -> bool:
+        return self.store.ping()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
+    if request.param == "memory":
+        yield MemoryStore()
+    elif request.param == "sqlite":
+        yield SQLiteStore(tmp_path / "posekit.sqlite3")
+    else:
+        replica = OwningReplica(request.getfixturevalue("postgres_url"))
+        yield replica
+        replica.database.close()
 
 
 def test_an_older_revision_never_overwrites_a_newer_one(store: SessionStore) -> None:

@@ -6,7 +6,9 @@
   subprocess (``ServerProcess``), on a free loopback port;
 - :mod:`support.streams`: websocket stream clients and pose helpers;
 - :mod:`support.viewers`: driving a viser viewer without a browser;
-- :mod:`support.browser`: the machine's Chromium for the browser tests.
+- :mod:`support.browser`: the machine's Chromium for the browser tests;
+- :mod:`support.postgres`: the PostgreSQL server, a fresh schema per test (the
+  ``postgres_url`` fixture).
 
 Fixtures live in the ``conftest.py`` files only.
 """

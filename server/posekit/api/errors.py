@@ -15,7 +15,13 @@ RobotFileInvalid (an upload MuJoCo refuses)  422     invalid
 any other PosekitError                       409     mismatch
 SessionLimitReached                          429     too_many_sessions
 RobotUnavailable                             503     robot_unavailable
+NotOwner (another replica solves it)         503     not_owner
+DatabaseUnavailable                          503     database_unavailable
 ==========================================  ======  ==================
+
+A ``not_owner`` answer did nothing on this replica; it carries ``Retry-After: 1``,
+``X-Posekit-Owner: <replica id>`` when the owner is known, and ``owner`` in the body, so
+that a proxy (``proxy_next_upstream http_503``) or the client can send it again.
 
 422 means the request breaks the OpenAPI schema (a type, a range, a missing or unknown
 field): the schema says exactly what is accepted. A request that follows the schema but
@@ -50,8 +56,10 @@ from posekit.robots.errors import (
     UploadTooLarge,
 )
 from posekit.sessions.errors import (
+    DatabaseUnavailable,
     NameConflict,
     NotFound,
+    NotOwner,
     SessionLimitReached,
     StackFull,
 )
@@ -78,6 +86,9 @@ class ErrorBody(BaseModel):
     errors: list[dict[str, Any]] | None = Field(
         None, description="Per-field validation errors (location, message), when relevant."
     )
+    owner: str | None = Field(
+        None, description="`not_owner`: the replica that solves the session, when known."
+    )
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -94,7 +105,18 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         "model": ErrorBody,
         "description": "A robot that cannot be loaded now: a Menagerie robot that cannot be "
         "fetched, or the robot of a stored session that is unavailable (tried again on "
-        "every request).",
+        "every request); in a cluster, another replica solves the session (`not_owner`: "
+        "nothing changed, send it again) or the database cannot be reached.",
+        "headers": {
+            "Retry-After": {
+                "description": "`not_owner`: seconds before sending it again.",
+                "schema": {"type": "string"},
+            },
+            "X-Posekit-Owner": {
+                "description": "`not_owner`: the replica that solves the session.",
+                "schema": {"type": "string"},
+            },
+        },
     },
 }
 
@@ -131,7 +153,29 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 429, "too_many_sessions"
     if isinstance(exc, RobotUnavailable):
         return 503, "robot_unavailable"
+    if isinstance(exc, NotOwner):
+        return 503, "not_owner"
+    if isinstance(exc, DatabaseUnavailable):
+        return 503, "database_unavailable"
     return 409, "mismatch"
+
+
+RETRY_AFTER_S = 1
+"""``Retry-After`` of a ``not_owner`` answer [s]: about a third of a lease's lifetime."""
+OWNER_HEADER = "X-Posekit-Owner"
+
+
+def response_of(exc: PosekitError) -> JSONResponse:
+    """The HTTP answer to a domain error (the module docstring's table), with the
+    headers and body fields of a ``not_owner`` answer."""
+    status, code = status_of(exc)
+    owner = exc.owner if isinstance(exc, NotOwner) else None
+    response = error_response(status, code, str(exc), owner=owner)
+    if isinstance(exc, NotOwner):
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        if exc.owner:
+            response.headers[OWNER_HEADER] = exc.owner
+    return response
 
 
 _UNION_MEMBER = re.compile(r"^[A-Z][A-Za-z0-9]*$")
@@ -159,9 +203,7 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[
     """
     clean: list[dict[str, Any]] = []
     lines: list[str] = []
-    known = {
-        _location(e.get("loc", ())) for e in errors if e.get("type") != "extra_forbidden"
-    }
+    known = {_location(e.get("loc", ())) for e in errors if e.get("type") != "extra_forbidden"}
     for error in errors:
         where = _location(error.get("loc", ()))
         if error.get("type") == "extra_forbidden" and where in known:
@@ -192,10 +234,14 @@ def redact_paths(message: str) -> str:
     return _FILE_PATH.sub(r"\1", message)
 
 
-def error_response(status: int, code: str, detail: str, errors: Any = None) -> JSONResponse:
+def error_response(
+    status: int, code: str, detail: str, errors: Any = None, owner: str | None = None
+) -> JSONResponse:
     body: dict[str, Any] = {"detail": redact_paths(detail), "code": code}
     if errors:
         body["errors"] = errors
+    if owner:
+        body["owner"] = owner
     return JSONResponse(status_code=status, content=body)
 
 
@@ -204,8 +250,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(PosekitError)
     async def _posekit_error(request: Request, exc: PosekitError) -> JSONResponse:
-        status, code = status_of(exc)
-        return error_response(status, code, str(exc))
+        return response_of(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

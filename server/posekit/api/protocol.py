@@ -43,6 +43,15 @@ PROTOCOL = 1
 Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
 
 
+class DatabaseHealth(BaseModel):
+    """The sessions' database as a replica sees it."""
+
+    kind: Literal["postgresql", "sqlite", "memory", "none"] = Field(
+        description="postgresql (a cluster), sqlite (one file), none (nothing persisted)."
+    )
+    ok: bool = Field(description="Whether it answered a query just now (true for none).")
+
+
 class Health(BaseModel):
     """Liveness and capacity."""
 
@@ -55,6 +64,8 @@ class Health(BaseModel):
                     "sessions": 3,
                     "max_sessions": 256,
                     "solvers": ["daqp", "quadprog"],
+                    "replica": "posekit-1",
+                    "database": {"kind": "postgresql", "ok": True},
                 }
             ]
         }
@@ -65,6 +76,10 @@ class Health(BaseModel):
     sessions: int = Field(description="Live sessions.")
     max_sessions: int
     solvers: list[str] = Field(description="Installed QP backends.")
+    replica: str = Field(description="This replica's id (POSEKIT_REPLICA_ID).")
+    database: DatabaseHealth = Field(
+        description="Where sessions are stored, and whether it answers."
+    )
 
 
 class StateMessage(BaseModel):
@@ -173,7 +188,8 @@ class SessionSummary(BaseModel):
     created: float = Field(description="Creation time [s since the epoch].")
     status: str = Field(
         description=(
-            "running | converged | failed | paused; unloaded: idle, kept as its spec and "
+            "running | converged | failed | paused; remote: solved by another replica of "
+            "the cluster (owner names it); unloaded: idle, kept as its spec and "
             "revived (same id, same state) by the next request that names it; unavailable: "
             "stored, but it cannot be restored now (error says why, e.g. its robot cannot "
             "be loaded); it is kept and tried again on every request and every 30 s."
@@ -192,6 +208,14 @@ class SessionSummary(BaseModel):
         None,
         description="The latest live reload of the robot's model (its files changed), if "
         "any: what was kept, dropped or reset, or why the new files could not be used.",
+    )
+    owner: str | None = Field(
+        None,
+        description="In a cluster (listing), the replica that solves it; null when none does "
+        "or without a cluster.",
+    )
+    live: bool = Field(
+        True, description="Whether a replica solves it now (false: stored only, unloaded)."
     )
     links: dict[str, str] = Field(description="URLs of the session's resources.")
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, File, Query, Response, status
 import posekit
 from posekit.api.deps import ManagerDep, UploadsDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.api.protocol import Health, RobotUpload
+from posekit.api.protocol import DatabaseHealth, Health, RobotUpload
 from posekit.robots import RobotDescription, RobotRegistry, RobotSummary, describe_model
 from posekit.sessions.solver_settings import available_solvers
 
@@ -18,13 +18,16 @@ router = APIRouter(prefix="/api", responses={k: ERROR_RESPONSES[k] for k in (404
 
 @router.get("/health", response_model=Health, tags=["meta"], summary="Liveness and capacity")
 def health(manager: ManagerDep) -> Health:
-    """Answers while the server runs; lists the installed QP solvers."""
+    """Answers while the server runs; lists the installed QP solvers, names this replica
+    and says whether the sessions' database answers."""
     return Health(
         status="ok",
         version=posekit.__version__,
         sessions=manager.count(),
         max_sessions=manager.max_sessions,
         solvers=available_solvers(),
+        replica=manager.leases.replica_id,
+        database=DatabaseHealth(kind=manager.store.kind, ok=manager.store.ping()),
     )
 
 

@@ -34,11 +34,9 @@ def detail_of(session: Session) -> SessionDetail:
 @router.get("", response_model=list[SessionSummary], summary="List sessions")
 def list_sessions(manager: ManagerDep) -> list[SessionSummary]:
     """Every session, oldest first: live ones, and idle ones unloaded to storage
-    (``status`` ``unloaded``; any request naming one revives it)."""
-    summaries = [summary_of(s.summary()) for s in manager.sessions()] + [
-        summary_of(u.summary) for u in manager.unloaded()
-    ]
-    return sorted(summaries, key=lambda summary: summary.created)
+    (``status`` ``unloaded``; any request naming one revives it); in a cluster, those
+    of every replica (``owner``, ``live``; ``status`` ``remote`` on another replica)."""
+    return [summary_of(info) for info in manager.listing()]
 
 
 @router.post(

@@ -43,7 +43,7 @@ from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
-from posekit.api.errors import describe_validation, status_of
+from posekit.api.errors import describe_validation, response_of, status_of
 from posekit.api.protocol import (
     CLIENT_MESSAGE,
     ErrorMessage,
@@ -55,7 +55,7 @@ from posekit.api.protocol import (
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
-from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.kinds import Target
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
@@ -96,7 +96,9 @@ def handle_client_message(
             f"more than {limits.rate:g} messages per second from this client; "
             "this message was dropped (send the latest target only)"
         )
-        subscription.offer_message(ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw)))
+        subscription.offer_message(
+            ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw))
+        )
         return "rate_limited"
     ref = None
     try:
@@ -159,7 +161,19 @@ async def _write(websocket: WebSocket, session: Session, subscription: Subscript
 
 @router.websocket("/api/sessions/{session_id}/stream")
 async def stream(websocket: WebSocket, session_id: str) -> None:
-    """The session's live stream (protocol in the module docstring)."""
+    """The session's live stream (protocol in the module docstring).
+
+    In a cluster, a session another replica solves is refused *before* the upgrade, with
+    the HTTP answer of :class:`NotOwner` (503 ``not_owner``), so that a proxy sends the
+    upgrade on to another replica."""
+    failure: PosekitError | None = None
+    try:
+        session = await asyncio.to_thread(manager_of(websocket).get, session_id)
+    except (NotOwner, DatabaseUnavailable) as exc:
+        await websocket.send_denial_response(response_of(exc))
+        return
+    except PosekitError as exc:
+        failure = exc
     await websocket.accept()
     encoding = websocket.query_params.get("format", "json")
     if encoding not in ("json", "binary"):
@@ -167,14 +181,16 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         await websocket.send_text(ErrorMessage(code="invalid", message=unknown).model_dump_json())
         await websocket.close(code=4400, reason="unknown format")
         return
-    try:
-        session = await asyncio.to_thread(manager_of(websocket).get, session_id)
-    except SessionNotFound as exc:
-        await websocket.send_text(ErrorMessage(code="not_found", message=str(exc)).model_dump_json())
+    if isinstance(failure, SessionNotFound):
+        await websocket.send_text(
+            ErrorMessage(code="not_found", message=str(failure)).model_dump_json()
+        )
         await websocket.close(code=4404, reason="session not found")
         return
-    except PosekitError as exc:  # e.g. reviving it would exceed the session limit
-        await websocket.send_text(ErrorMessage(code=status_of(exc)[1], message=str(exc)).model_dump_json())
+    if failure is not None:  # e.g. reviving it would exceed the session limit
+        await websocket.send_text(
+            ErrorMessage(code=status_of(failure)[1], message=str(failure)).model_dump_json()
+        )
         await websocket.close(code=4429, reason="session unavailable")
         return
     limits: StreamLimits = websocket.app.state.stream_limits

@@ -1,7 +1,8 @@
 """Errors of the session layer; all derive from the engine's :class:`PosekitError`.
 
 The API maps them to HTTP statuses (``posekit.api.errors``): the ``NotFound`` family to
-404, :class:`SessionLimitReached` to 429 and everything else to 409 — the request follows
+404, :class:`SessionLimitReached` to 429, :class:`NotOwner` and
+:class:`DatabaseUnavailable` to 503 and everything else to 409 — the request follows
 the schema (else pydantic refused it with a 422) but does not fit the session.
 """
 
@@ -93,6 +94,26 @@ class CollisionPairsCapReached(StackFull):
 
     def __init__(self, count: int, maximum: int) -> None:
         super().__init__("collision pairs", count, maximum)
+
+
+class NotOwner(PosekitError):
+    """Another replica of the cluster solves this session (it holds the session's lease),
+    or this replica lost the lease while serving the request. Nothing changed here: the
+    request can be sent again, and the proxy sends it on to another replica."""
+
+    def __init__(self, session_id: str, owner: str | None) -> None:
+        where = f"replica {owner!r}" if owner else "another replica"
+        super().__init__(
+            f"session {session_id!r} is solved by {where}; this replica changed nothing, "
+            "send the request again"
+        )
+        self.session_id = session_id
+        self.owner = owner
+
+
+class DatabaseUnavailable(PosekitError):
+    """The database of the sessions cannot be reached: a change that could not be
+    stored is not acknowledged."""
 
 
 class InvalidRequest(PosekitError, ValueError):

@@ -29,6 +29,8 @@ class SessionInfo:
         tasks, limits: Names, in stack order.
         solver: The solver settings.
         reload: The latest live reload of its robot's model, if any.
+        owner: In a cluster, the replica that solves it (None: none, or no cluster).
+        live: Whether a replica solves it now (False: stored only).
     """
 
     id: str
@@ -47,6 +49,8 @@ class SessionInfo:
     limits: list[str]
     solver: SolverSettings
     reload: ReloadReport | None = None
+    owner: str | None = None
+    live: bool = True
 
     @classmethod
     def of(cls, session: Session) -> SessionInfo:
@@ -73,7 +77,9 @@ class SessionInfo:
         )
 
     @classmethod
-    def stored(cls, session_id: str, spec: dict[str, Any], status: str, error: str) -> SessionInfo:
+    def stored(
+        cls, session_id: str, spec: dict[str, Any], status: str, error: str | None
+    ) -> SessionInfo:
         """The info of a session known only by its stored spec (its model is not loaded:
         ``nv`` is 0 and ``joint_names`` empty until it is)."""
         return cls(
@@ -92,4 +98,5 @@ class SessionInfo:
             tasks=[str(t.get("name", "")) for t in spec.get("tasks", ())],
             limits=[str(t.get("name", "")) for t in spec.get("limits", ())],
             solver=SolverSettings.model_validate(spec.get("solver", {})),
+            live=False,
         )

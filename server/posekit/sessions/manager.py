@@ -12,6 +12,9 @@ is stored before ``edit`` returns (the API acknowledges a REST change only then)
 changes (websocket targets, viewer drags, solved q) are stored within
 ``flush_interval`` seconds, a delete is final, and a clean shutdown stores every live
 session.
+
+In a cluster it solves only the sessions whose lease it holds
+(:mod:`posekit.sessions.ownership`); without one, no lease logic runs at all.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from posekit.robots import RobotRegistry
@@ -30,34 +33,26 @@ from posekit.sessions.caps import StackCaps
 from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.initial_spec import initial_spec
+from posekit.sessions.lease_keeper import LeaseKeeper
+from posekit.sessions.leases import Leases, LocalLeases
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.solve_loop import SolveLoop
+from posekit.sessions.ownership import ClusterOwnership
 from posekit.sessions.persistence import Persistence, Snapshot
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CREATE_SESSION, CreateSession, NewSession, RestoreSession
 from posekit.sessions.store import NullStore, SessionStore
+from posekit.sessions.unloaded import UNAVAILABLE, UNLOADED, UnloadedSession
 from posekit.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
 ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
-UNLOADED = "unloaded"
-UNAVAILABLE = "unavailable"
 RETRY_UNAVAILABLE_S = 30.0  # [s] between two attempts to restore an unavailable session
 
 
-@dataclass(frozen=True)
-class UnloadedSession:
-    """A session kept as its spec — unloaded after being idle, or stored but not
-    restorable right now (``unavailable``, e.g. its robot cannot be loaded): what
-    revives it and what lists it."""
-
-    spec: dict[str, Any]
-    summary: SessionInfo
-
-
-class SessionManager:
+class SessionManager(ClusterOwnership):
     """All live sessions of a server.
 
     Args:
@@ -77,6 +72,8 @@ class SessionManager:
             two checks for idle sessions).
         solve_loop: What steps the sessions: a :class:`Scheduler` thread in this process
             by default, or :class:`~posekit.sessions.loops.solver_processes.SolverProcesses`.
+        leases: Which sessions this replica may solve (:class:`LocalLeases`, all of
+            them, by default); in a cluster the caps above count this replica's sessions.
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """
@@ -94,6 +91,7 @@ class SessionManager:
         idle_unload_s: float = 0.0,
         flush_interval: float = 0.5,
         solve_loop: SolveLoop | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.registry = registry if registry is not None else RobotRegistry()
         self.store: SessionStore = store if store is not None else NullStore()
@@ -114,6 +112,8 @@ class SessionManager:
         self._flusher: threading.Thread | None = None
         self._started = False
         self._next_retry = 0.0
+        self.leases: Leases = leases if leases is not None else LocalLeases()
+        self._keeper = LeaseKeeper(self.leases, self, getattr(self.leases, "ttl_s", 5.0))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -122,8 +122,12 @@ class SessionManager:
             return
         self._started = True
         self.solve_loop.start()
-        for stored in self._persistence.load():
-            self._restore(stored.session_id, stored.spec)
+        self.leases.start()
+        if self.leases.clustered:  # the sweep takes the sessions no replica solves
+            self._keeper.start()
+        else:
+            for stored in self._persistence.load():
+                self._restore(stored.session_id, stored.spec)
         if self._flusher is None:
             self._stop_flushing.clear()
             self._flusher = threading.Thread(
@@ -138,6 +142,7 @@ class SessionManager:
         """
         self._started = False
         self._next_retry = 0.0
+        self._keeper.stop()
         if self._flusher is not None:
             self._stop_flushing.set()
             self._flusher.join(5.0)
@@ -147,6 +152,8 @@ class SessionManager:
         for session in sessions:
             session.close("server shutting down")
             self.save_now(session)
+        self.leases.release_all()
+        self.leases.close()
         self.solve_loop.stop()
 
     def __enter__(self) -> SessionManager:
@@ -186,7 +193,9 @@ class SessionManager:
             self._check_capacity()
             if session_id is None:
                 self._check_stored_capacity()
-        session_id = session_id or self._new_id()
+        if session_id is None:
+            session_id = self._new_id()
+            self.leases.create(session_id)
         session = Session(
             session_id,
             spec,
@@ -202,7 +211,7 @@ class SessionManager:
                 raise InvalidRequest(f"session id {session_id!r} is taken")
             self._sessions[session_id] = session
             self._unloaded.pop(session_id, None)
-        self.save_now(session)
+        self._confirm_stored(session, self.save_now(session))
         self.solve_loop.attach(session)
         return session
 
@@ -238,8 +247,9 @@ class SessionManager:
             if session is not None:
                 session.touch()
                 return session
-            if session_id not in self._unloaded:
-                raise SessionNotFound(session_id)
+            unloaded = session_id in self._unloaded
+        if not unloaded and self.leases.clustered:
+            return self._take_over(session_id)
         return self._revive(session_id)
 
     @contextmanager
@@ -251,11 +261,12 @@ class SessionManager:
         """
         session = self.get(session_id)
         yield session
-        self.save_now(session)
+        self._confirm_stored(session, self.save_now(session))
 
-    def save_now(self, session: Session) -> None:
-        """Store the session as it is now (in order with every other save of it)."""
-        self._persistence.save(session.id, self._snapshot(session))
+    def save_now(self, session: Session) -> bool:
+        """Store the session as it is now (in order with every other save of it); True
+        when stored."""
+        return self._persistence.save(session.id, self._snapshot(session))
 
     def sessions(self) -> list[Session]:
         """Live sessions, oldest first."""
@@ -281,11 +292,13 @@ class SessionManager:
             session = self._sessions.pop(session_id, None)
             unloaded = self._unloaded.pop(session_id, None)
         if session is None and unloaded is None:
-            raise SessionNotFound(session_id)
+            self._take_to_delete(session_id)
         if session is not None:
             session.close("session deleted")
-        self._persistence.delete(session_id)
-        self._notify_closed(session_id)
+        try:
+            self._persistence.delete(session_id)
+        finally:
+            self._notify_closed(session_id)
 
     # ------------------------------------------------------- idle sessions
     def unload_idle(self) -> list[str]:
@@ -293,11 +306,15 @@ class SessionManager:
 
         Returns the ids unloaded. A session is closed and its spec kept under the
         manager's lock, so a concurrent :meth:`get` either sees it live (and its use
-        keeps it loaded) or revives it from the kept spec.
+        keeps it loaded) or revives it from the kept spec. In a cluster the spec is kept
+        in the store only, and the lease freed: any replica revives it on request.
         """
         if self.idle_unload_s <= 0:
             return []
-        cutoff = time.monotonic() - self.idle_unload_s
+        with self._revive_lock:  # a revival waits for the spec to be stored
+            return self._unload_idle(time.monotonic() - self.idle_unload_s)
+
+    def _unload_idle(self, cutoff: float) -> list[str]:
         kept: list[tuple[str, dict[str, Any]]] = []
         with self._lock:
             for session in list(self._sessions.values()):
@@ -305,13 +322,15 @@ class SessionManager:
                     continue
                 session.close("session unloaded after being idle; open it again to revive it")
                 spec = session.spec().model_dump(mode="json")
-                self._unloaded[session.id] = UnloadedSession(
-                    spec, replace(session.summary(), status=UNLOADED, watchers=0)
-                )
+                if not self.leases.clustered:
+                    self._unloaded[session.id] = UnloadedSession(
+                        spec, replace(session.summary(), status=UNLOADED, watchers=0)
+                    )
                 del self._sessions[session.id]
                 kept.append((session.id, spec))
         for session_id, spec in kept:
             self._persistence.save(session_id, lambda spec=spec: spec)  # type: ignore[misc]
+            self.leases.release(session_id, dormant=True)
             self._notify_closed(session_id)
             logger.info("unloaded idle session %s", session_id)
         return [session_id for session_id, _ in kept]

@@ -51,6 +51,18 @@ class Persistence:
                 self._records[session.session_id] = _Record(session.revision)
         return stored
 
+    def resume(self, session_id: str, revision: int) -> None:
+        """A session read back from the store: its saves continue from ``revision``."""
+        with self._lock:
+            self._records[session_id] = _Record(revision)
+
+    def forget(self, session_id: str) -> None:
+        """Stop saving a session here, without touching the store (another replica
+        solves it now)."""
+        with self._lock:
+            self._dirty.discard(session_id)
+            self._records.pop(session_id, None)
+
     def mark_dirty(self, session_id: str) -> None:
         """The session changed: the next :meth:`flush` saves it."""
         self._dirty.add(session_id)

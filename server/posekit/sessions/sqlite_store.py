@@ -48,6 +48,8 @@ WHERE excluded.revision > sessions.revision
 class SQLiteStore:
     """A :class:`~posekit.sessions.store.SessionStore` in the SQLite file at ``path``."""
 
+    kind = "sqlite"
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,6 +98,15 @@ class SQLiteStore:
                 "SELECT id, spec, revision FROM sessions ORDER BY saved_at"
             ).fetchall()
         return [StoredSession(sid, json.loads(spec), int(rev)) for sid, spec, rev in rows]
+
+    def ping(self) -> bool:
+        """Whether the database file answers a query."""
+        try:
+            with self._lock:
+                self._connection.execute("SELECT 1").fetchone()
+        except sqlite3.Error:
+            return False
+        return True
 
     def close(self) -> None:
         """Close the database connection."""

@@ -22,15 +22,23 @@ from typing import Any, NamedTuple, Protocol
 
 
 class StoredSession(NamedTuple):
-    """A session as a store holds it."""
+    """A session as a store holds it (``created``: when it was first stored [s since the
+    epoch], for the stores that keep it)."""
 
     session_id: str
     spec: dict[str, Any]
     revision: int
+    created: float | None = None
 
 
 class SessionStore(Protocol):
     """What :class:`~posekit.sessions.manager.SessionManager` needs from persistence."""
+
+    kind: str
+    """``none``, ``memory``, ``sqlite`` or ``postgresql`` (``/api/health``)."""
+
+    def ping(self) -> bool:
+        """Whether the database answers now (True for stores without one)."""
 
     def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
         """Store ``spec`` unless the stored revision is as new or newer, or the session
@@ -46,6 +54,11 @@ class SessionStore(Protocol):
 class NullStore:
     """No persistence: sessions live as long as the process (the default)."""
 
+    kind = "none"
+
+    def ping(self) -> bool:
+        return True
+
     def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
         return False
 
@@ -58,6 +71,8 @@ class NullStore:
 
 class MemoryStore:
     """Specs kept in a dict: for tests, and as the reference of the protocol."""
+
+    kind = "memory"
 
     def __init__(self, initial: dict[str, dict[str, Any]] | None = None) -> None:
         self.specs: dict[str, dict[str, Any]] = dict(initial or {})
@@ -83,4 +98,9 @@ class MemoryStore:
 
     def load_all(self) -> Iterable[StoredSession]:
         with self._lock:
-            return [StoredSession(sid, spec, self.revisions[sid]) for sid, spec in self.specs.items()]
+            return [
+                StoredSession(sid, spec, self.revisions[sid]) for sid, spec in self.specs.items()
+            ]
+
+    def ping(self) -> bool:
+        return True

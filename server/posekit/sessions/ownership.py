@@ -1,0 +1,141 @@
+"""The cluster half of the session manager: taking, adopting and dropping sessions by
+their leases (:mod:`posekit.sessions.leases`), and the cluster-wide listing.
+
+:class:`ClusterOwnership` is a part of :class:`~posekit.sessions.manager.SessionManager`
+(a mixin: the manager's own attributes, declared below); with :class:`LocalLeases` none
+of its paths is taken except :meth:`~ClusterOwnership.listing`'s local one.
+
+Rules (README, "Running several replicas"):
+
+- a request for a session not live here takes its lease when it is free or expired
+  (epoch + 1) and restores it from the store; while another replica holds an unexpired
+  lease it raises :class:`NotOwner` and changes nothing;
+- a change is acknowledged only once stored: a save refused because the lease is lost
+  drops the session here (unsaved) and raises why;
+- a lost lease (found by the renewal) drops the session here at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from posekit.sessions.errors import SessionNotFound
+from posekit.sessions.info import SessionInfo
+from posekit.sessions.leases import Leases
+from posekit.sessions.listing import cluster_listing
+from posekit.sessions.persistence import Persistence
+from posekit.sessions.session import Session
+from posekit.sessions.session_spec import CreateSession
+from posekit.sessions.store import StoredSession
+from posekit.sessions.unloaded import UnloadedSession
+
+logger = logging.getLogger(__name__)
+
+
+class ClusterOwnership:
+    """Lease-driven ownership of sessions, for the session manager (module docstring)."""
+
+    leases: Leases
+    max_sessions: int
+    _sessions: dict[str, Session]
+    _lock: threading.Lock
+    _revive_lock: threading.Lock
+    _persistence: Persistence
+
+    if TYPE_CHECKING:  # the manager's own methods
+
+        def _create(
+            self,
+            request: CreateSession | Mapping[str, Any] | None,
+            session_id: str | None,
+            reviving: bool,
+        ) -> Session: ...
+
+        def _check_capacity(self) -> None: ...
+
+        def _notify_closed(self, session_id: str) -> None: ...
+
+        def sessions(self) -> list[Session]: ...
+
+        def unloaded(self) -> list[UnloadedSession]: ...
+
+    def _take_over(self, session_id: str) -> Session:
+        """Take the lease of a session stored but solved nowhere here, and restore it
+        (:class:`NotOwner` while another replica holds it: nothing changes)."""
+        with self._revive_lock:
+            with self._lock:
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    session.touch()
+                    return session
+                self._check_capacity()
+            return self._adopt(self.leases.take(session_id))
+
+    def _take_to_delete(self, session_id: str) -> None:
+        """Before deleting a session not live here: take its lease (in a cluster)."""
+        if not self.leases.clustered:
+            raise SessionNotFound(session_id)
+        with self._revive_lock:
+            stored = self.leases.take(session_id)
+            self._persistence.resume(session_id, stored.revision)
+
+    def adopt(self, stored: StoredSession) -> None:
+        """Solve a session whose lease this replica just took (the lease keeper's sweep)."""
+        with self._revive_lock:
+            self._adopt(stored)
+
+    def _adopt(self, stored: StoredSession) -> Session:
+        """Restore a session whose lease is held (caller holds the revive lock); when it
+        cannot be restored here, its lease is freed and the error raised."""
+        session_id = stored.session_id
+        with self._lock:
+            stale = self._sessions.pop(session_id, None)
+        if stale is not None:  # a copy from an older lease of this replica
+            stale.close("the session was restored from the store")
+        self._persistence.resume(session_id, stored.revision)
+        try:
+            session = self._create({"spec": stored.spec}, session_id, reviving=True)
+        except Exception:
+            self._persistence.forget(session_id)
+            self.leases.release(session_id, dormant=True)
+            raise
+        if stored.created is not None:
+            session.created = stored.created
+        logger.info("solving session %s (lease taken by %s)", session_id, self.leases.replica_id)
+        return session
+
+    def drop(self, session_id: str, reason: str) -> None:
+        """Stop solving a session here without saving it (its lease is lost: another
+        replica's copy is the session now)."""
+        self.leases.forget(session_id)
+        self._persistence.forget(session_id)
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.close(reason)
+            self._notify_closed(session_id)
+
+    def room(self) -> int:
+        """How many more live sessions this replica may solve."""
+        return max(0, self.max_sessions - len(self._sessions))
+
+    def _confirm_stored(self, session: Session, stored: bool) -> None:
+        """In a cluster, a change is acknowledged only once stored: when the save was
+        refused (the lease is lost, the database is unreachable) the session is dropped
+        here and the reason raised."""
+        if stored or not self.leases.clustered:
+            return
+        reason = self.leases.refusal(session.id)
+        self.drop(session.id, "the session moved to another replica")
+        raise reason
+
+    def listing(self) -> list[SessionInfo]:
+        """Every session, oldest first: live and unloaded ones here; in a cluster, also
+        those of the other replicas (from the store, with their owner)."""
+        local = [s.summary() for s in self.sessions()] + [u.summary for u in self.unloaded()]
+        if self.leases.clustered:
+            return cluster_listing(local, self.leases)
+        return sorted(local, key=lambda info: info.created)
