@@ -208,8 +208,9 @@ def served_by(response: httpx.Response) -> str:
 
 
 def metric(text: str, name: str) -> float:
-    """The value of an unlabelled metric in a Prometheus text exposition."""
+    """The value of a metric in a Prometheus text exposition: its first sample, labelled
+    (``name{replica="…"} 3.0``) or not."""
     for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
+        if line.startswith((name + " ", name + "{")):
+            return float(line.rsplit(None, 1)[1])
     raise KeyError(f"no metric {name}")
