@@ -44,7 +44,10 @@ class Replica:
         self._log: IO[bytes] | None = None
 
     def launch(self) -> None:
-        """Start the process (not waiting for it: :meth:`wait_healthy`)."""
+        """Start the process (not waiting for it: :meth:`wait_healthy`); again after a
+        kill, under the same id and port."""
+        if self._log is not None:
+            self._log.close()
         self._log = self.log_path.open("ab")
         command = [sys.executable, "-m", "posekit.cli", "up", "--port", str(self.port)]
         self.process = subprocess.Popen(
