@@ -15,6 +15,9 @@ replica's process group (kill -9: API and solver processes), and prints
 - from the kill until every session of the dead replica is owned again (the replicas'
   ``posekit_sessions_owned`` add up to ``--sessions``),
 
+and before the kills, how many replicas nginx tried to reach each session's owner (1:
+the replica the id hashes to owns it; more: not_owner answers were retried),
+
 then starts the killed replica again for the next round.
 
     python bench/cluster_failover.py [--sessions 12] [--kills 3] [--lease-ttl 5]
@@ -46,6 +49,15 @@ from support.reconnecting_stream import ReconnectingStream  # noqa: E402
 def owners(cluster: Cluster, sessions: list[str]) -> dict[str, str]:
     found = {sid: cluster.owner(sid) for sid in sessions}
     return {sid: r.replica_id for sid, r in found.items() if r is not None}
+
+
+def tries_to_owner(cluster: Cluster, sessions: list[str]) -> Counter[int]:
+    """How many sessions took 1, 2 or 3 tries (``X-Posekit-Upstream``) to reach their owner."""
+    with cluster.client() as client:
+        return Counter(
+            len(client.get(f"/api/sessions/{sid}").headers["x-posekit-upstream"].split(","))
+            for sid in sessions
+        )
 
 
 def owned_in_all(cluster: Cluster) -> float:
@@ -124,6 +136,13 @@ def main() -> None:
         print(f"{arguments.sessions} sessions created through nginx; owned per replica:")
         for replica in cluster.replicas:
             print(f"  {replica.replica_id}: {per_replica.get(replica.replica_id, 0)}")
+        print(
+            "replicas nginx tried to reach the owner (GET /api/sessions/{id}): "
+            + ", ".join(
+                f"{tries}: {count} sessions"
+                for tries, count in sorted(tries_to_owner(cluster, sessions).items())
+            )
+        )
         print(f"lease TTL {arguments.lease_ttl:g} s; kill -9 of the owner of the most sessions:")
         rounds = []
         for index in range(1, arguments.kills + 1):
