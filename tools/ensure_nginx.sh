@@ -4,6 +4,8 @@
 # as the current user from a folder of their own; the package's service is not needed
 # (and is not started here: without systemd, apt starts none). Without nginx the cluster
 # tests skip, saying why; under CI (CI set) they must run, so finding none is an error.
+# Looked for: POSEKIT_NGINX (a path or a command), else nginx on POSEKIT_NGINX_PATH (by
+# default the PATH, then /usr/sbin and /usr/local/sbin, which a user's PATH may lack).
 set -u
 
 find_nginx() {
@@ -11,7 +13,7 @@ find_nginx() {
     command -v "$POSEKIT_NGINX"
     return
   fi
-  command -v nginx || PATH="/usr/sbin:/usr/local/sbin" command -v nginx
+  PATH="${POSEKIT_NGINX_PATH:-$PATH:/usr/sbin:/usr/local/sbin}" command -v nginx
 }
 
 if nginx=$(find_nginx); then

@@ -28,12 +28,14 @@ TEMP_FOLDERS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
 
 def find_nginx() -> str | None:
-    """The nginx binary to run: ``POSEKIT_NGINX``, else ``nginx`` on the PATH or in
-    ``/usr/sbin`` (not on a normal user's PATH), else None."""
+    """The nginx binary to run, looked for as ``tools/ensure_nginx.sh`` does:
+    ``POSEKIT_NGINX``, else ``nginx`` on ``POSEKIT_NGINX_PATH`` (by default the PATH, then
+    ``/usr/sbin`` and ``/usr/local/sbin``, not on a normal user's PATH), else None."""
     chosen = os.environ.get("POSEKIT_NGINX")
     if chosen:
         return shutil.which(chosen)
-    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+    default = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+    return shutil.which("nginx", path=os.environ.get("POSEKIT_NGINX_PATH", default))
 
 
 def render_site(values: Mapping[str, str], template: Path = SITE_TEMPLATE) -> str:
