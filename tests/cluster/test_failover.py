@@ -9,7 +9,7 @@ import time
 from collections import Counter
 
 import pytest
-from support.cluster import Cluster
+from support.cluster import Cluster, viewer_frame
 from support.reconnecting_stream import ReconnectingStream
 from support.waiting import wait_for
 
@@ -60,3 +60,4 @@ def test_killing_the_owner_moves_its_sessions_without_losing_changes(cluster: Cl
             assert ee["target"]["position"] == pytest.approx(position, abs=1e-12)
         listed = {s["id"] for s in client.get("/api/sessions").raise_for_status().json()}
         assert set(sessions) <= listed
+        assert viewer_frame(cluster, watched)  # a viewer opened again is served by the new owner

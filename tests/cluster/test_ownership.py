@@ -4,7 +4,7 @@ exactly one replica, and the proxy brings every request naming it to that owner.
 from __future__ import annotations
 
 import httpx
-from support.cluster import Cluster, metric, served_by
+from support.cluster import Cluster, metric, served_by, viewer_frame
 from websockets.sync.client import connect
 
 SESSIONS = 6
@@ -64,7 +64,7 @@ def test_requests_through_the_proxy_reach_the_owner(cluster: Cluster) -> None:
         assert client.get(f"/api/sessions/{sessions[0]}").status_code == 404
 
 
-def test_websockets_and_the_token_cookie_pass_through(cluster: Cluster) -> None:
+def test_websockets_viewer_and_the_token_cookie_pass_through(cluster: Cluster) -> None:
     (sid,) = _create(cluster, 1)
     with connect(
         cluster.ws_url(f"/api/sessions/{sid}/stream"),
@@ -72,6 +72,7 @@ def test_websockets_and_the_token_cookie_pass_through(cluster: Cluster) -> None:
         open_timeout=10,
     ) as websocket:
         assert '"hello"' in websocket.recv(timeout=10)
+    assert viewer_frame(cluster, sid)  # the viewer's socket, relayed by the owner
     token = cluster.token
     link = httpx.get(f"{cluster.url}/viewer/{sid}?token={token}", timeout=30)
     assert link.status_code == 307 and "posekit_token" in link.headers["set-cookie"]

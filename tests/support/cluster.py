@@ -204,6 +204,27 @@ class Cluster:
         return None
 
 
+def viewer_frame(cluster: Cluster, session_id: str) -> bytes:
+    """The first frame of the session's viewer socket opened through nginx (viser's
+    subprotocol, the token in the header), as a browser's viewer page opens it."""
+    import viser
+    from websockets.sync.client import connect
+    from websockets.typing import Subprotocol
+
+    protocol = Subprotocol(f"viser-v{viser.__version__}")
+    with connect(
+        cluster.ws_url(f"/viewer/{session_id}"),
+        subprotocols=[protocol],
+        additional_headers=cluster.headers,
+        open_timeout=30,
+        max_size=None,
+    ) as socket:
+        assert socket.subprotocol == protocol
+        first = socket.recv(timeout=30)
+    assert isinstance(first, bytes)
+    return first
+
+
 def served_by(response: httpx.Response) -> str:
     """The replica address that answered a request through nginx (the last one tried:
     ``X-Posekit-Upstream`` lists every address nginx tried, in order)."""
