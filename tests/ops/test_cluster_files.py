@@ -122,6 +122,17 @@ def _k8s(kind: str) -> dict[str, Any]:
     return next(d for d in documents if d["kind"] == kind)
 
 
+@pytest.mark.parametrize("path", sorted(K8S.glob("*.yaml")), ids=lambda path: path.name)
+def test_k8s_files_are_valid_kubernetes_resources(path: Path) -> None:
+    """Each document, checked against the Kubernetes API's schemas (strict: no unknown
+    field), offline, as `kubectl apply --dry-run=server` would against a cluster."""
+    import kubernetes_validate
+
+    version = kubernetes_validate.latest_version()
+    for document in yaml.safe_load_all(path.read_text()):
+        kubernetes_validate.validate(document, version, strict=True)
+
+
 def test_k8s_deployment_names_replicas_after_their_pods() -> None:
     deployment = _k8s("Deployment")
     assert deployment["spec"]["replicas"] == 3
