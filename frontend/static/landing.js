@@ -131,7 +131,8 @@ async function refreshSessions() {
       const row = document.createElement("tr");
       row.className = "session-row";
       row.dataset.session = session.id;
-      const cells = [session.id, session.robot, session.status, String(session.watchers)];
+      const status = session.owner ? `${session.status} on ${session.owner}` : session.status;
+      const cells = [session.id, session.robot, status, String(session.watchers)];
       cells.forEach((text, index) => {
         const cell = document.createElement("td");
         cell.textContent = text;

@@ -4,7 +4,9 @@ Each round creates two sessions; a burst of concurrent requests adds uniquely na
 tasks to one (each 201 is an acknowledged change) while others PATCH the second and a
 DELETE of the second races them. Then the server and its solver process are killed
 with SIGKILL and a new server opens the same database: every acknowledged task must be
-there, and no deleted session may have come back.
+there, and no deleted session may have come back. Against SQLite, and against PostgreSQL
+(a cluster of one replica: the new server is another replica, which takes the killed
+one's sessions over once their leases expire).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import pytest
 from support.servers import ServerProcess
+from support.waiting import wait_for
 
 ROUNDS = 10
 ADDS_PER_ROUND = 24
@@ -56,9 +60,29 @@ def _burst(url: str, keep: str, doomed: str) -> tuple[set[str], int]:
     return acknowledged, deleted.result()
 
 
-def test_no_acknowledged_change_is_lost_and_no_deleted_session_returns(tmp_path: Path) -> None:
-    database = str(tmp_path / "posekit.sqlite3")
-    server = ServerProcess(POSEKIT_DB=database)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """``POSEKIT_DB`` of the test: a SQLite file, or a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        return str(tmp_path / "posekit.sqlite3")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def _tasks_of(client: httpx.Client, session_id: str) -> set[str]:
+    """The session's task names, once a replica serves it (503 ``not_owner`` while the
+    killed replica's lease has not expired yet)."""
+
+    def served() -> httpx.Response | None:
+        response = client.get(f"/api/sessions/{session_id}/tasks")
+        return None if response.status_code == 503 else response
+
+    response = wait_for(served, timeout=30, what=f"session {session_id} served", poll=0.2)
+    assert response.status_code == 200, response.text
+    return {t["name"] for t in response.json()}
+
+
+def test_no_acknowledged_change_is_lost_and_no_deleted_session_returns(database: str) -> None:
+    server = ServerProcess(POSEKIT_DB=database, POSEKIT_LEASE_TTL_S="1")
     expected: dict[str, set[str]] = {}
     deleted: set[str] = set()
     try:
@@ -72,15 +96,12 @@ def test_no_acknowledged_change_is_lost_and_no_deleted_session_returns(tmp_path:
             deleted.add(doomed)
     finally:
         server.stop(kill=True)
-    restarted = ServerProcess(POSEKIT_DB=database)
+    restarted = ServerProcess(POSEKIT_DB=database, POSEKIT_LEASE_TTL_S="1")
     try:
         client = httpx.Client(base_url=restarted.url, timeout=30)
         listed = {s["id"] for s in client.get("/api/sessions").json()}
         assert listed == set(expected), f"deleted sessions back: {listed & deleted}"
-        lost = {
-            sid: names - {t["name"] for t in client.get(f"/api/sessions/{sid}/tasks").json()}
-            for sid, names in expected.items()
-        }
+        lost = {sid: names - _tasks_of(client, sid) for sid, names in expected.items()}
         assert sum(len(names) for names in expected.values()) >= ROUNDS * ADDS_PER_ROUND // 2
         assert not any(lost.values()), f"acknowledged tasks lost: {lost}"
     finally:

@@ -25,7 +25,8 @@ from posekit.sessions.store import MemoryStore, SessionStore, StoredSession
 
 class OwningReplica:
     """A PostgreSQL store written by one replica that takes each session's lease the
-    first time it saves it."""
+    first time it saves or deletes it (as the manager does: it holds a session's lease
+    before it saves or deletes it)."""
 
     kind = "postgresql"
 
@@ -37,14 +38,18 @@ class OwningReplica:
         self._lock = threading.Lock()
         self._leased: set[str] = set()
 
-    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
+    def _lease(self, session_id: str) -> None:
         with self._lock:
             if session_id not in self._leased:
                 self.leases.create(session_id)
                 self._leased.add(session_id)
+
+    def save_session(self, session_id: str, spec: dict[str, Any], revision: int) -> bool:
+        self._lease(session_id)
         return self.store.save_session(session_id, spec, revision)
 
     def delete_session(self, session_id: str) -> None:
+        self._lease(session_id)
         self.store.delete_session(session_id)
 
     def load_all(self) -> Iterable[StoredSession]:

@@ -46,6 +46,8 @@ Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
 class DatabaseHealth(BaseModel):
     """The sessions' database as a replica sees it."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "sqlite", "ok": True}]})
+
     kind: Literal["postgresql", "sqlite", "memory", "none"] = Field(
         description="postgresql (a cluster), sqlite (one file), none (nothing persisted)."
     )

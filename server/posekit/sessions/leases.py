@@ -53,6 +53,8 @@ class Leases(Protocol):
     replica_id: str
     clustered: bool
     """False: a single replica, no lease logic at all."""
+    ttl_s: float
+    """A lease's lifetime [s] (on the database's clock)."""
     takeovers: int
     """Leases this replica took from another replica (or an expired one) since it started."""
     renew_failures: int
@@ -107,6 +109,7 @@ class LocalLeases:
     """A single replica: it holds every session, and never takes or loses one."""
 
     clustered = False
+    ttl_s = 5.0
     takeovers = 0
     renew_failures = 0
 

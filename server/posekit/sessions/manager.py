@@ -113,7 +113,8 @@ class SessionManager(ClusterOwnership):
         self._started = False
         self._next_retry = 0.0
         self.leases: Leases = leases if leases is not None else LocalLeases()
-        self._keeper = LeaseKeeper(self.leases, self, getattr(self.leases, "ttl_s", 5.0))
+        self.keeper = LeaseKeeper(self.leases, self, self.leases.ttl_s)
+        """Renews the leases and takes over expired ones (in a cluster, once started)."""
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -124,7 +125,7 @@ class SessionManager(ClusterOwnership):
         self.solve_loop.start()
         self.leases.start()
         if self.leases.clustered:  # the sweep takes the sessions no replica solves
-            self._keeper.start()
+            self.keeper.start()
         else:
             for stored in self._persistence.load():
                 self._restore(stored.session_id, stored.spec)
@@ -142,7 +143,7 @@ class SessionManager(ClusterOwnership):
         """
         self._started = False
         self._next_retry = 0.0
-        self._keeper.stop()
+        self.keeper.stop()
         if self._flusher is not None:
             self._stop_flushing.set()
             self._flusher.join(5.0)
@@ -288,17 +289,18 @@ class SessionManager(ClusterOwnership):
 
     def delete(self, session_id: str) -> None:
         """Stop and forget a session (its watchers are told, and the store forgets it)."""
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-            unloaded = self._unloaded.pop(session_id, None)
-        if session is None and unloaded is None:
-            self._take_to_delete(session_id)
-        if session is not None:
-            session.close("session deleted")
-        try:
-            self._persistence.delete(session_id)
-        finally:
-            self._notify_closed(session_id)
+        with self._exclusive_in_cluster():
+            with self._lock:
+                session = self._sessions.pop(session_id, None)
+                unloaded = self._unloaded.pop(session_id, None)
+            if session is None and unloaded is None:
+                self._take_to_delete(session_id)
+            if session is not None:
+                session.close("session deleted")
+            try:
+                self._persistence.delete(session_id)
+            finally:
+                self._notify_closed(session_id)
 
     # ------------------------------------------------------- idle sessions
     def unload_idle(self) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from posekit.sessions.errors import SessionNotFound
@@ -74,13 +75,18 @@ class ClusterOwnership:
                 self._check_capacity()
             return self._adopt(self.leases.take(session_id))
 
+    def _exclusive_in_cluster(self) -> AbstractContextManager[object]:
+        """In a cluster, the revive lock: a delete and a takeover of the same session
+        (which would restore it from the store while it is deleted) never overlap."""
+        return self._revive_lock if self.leases.clustered else nullcontext()
+
     def _take_to_delete(self, session_id: str) -> None:
-        """Before deleting a session not live here: take its lease (in a cluster)."""
+        """Before deleting a session not live here: take its lease (in a cluster; the
+        caller holds :meth:`_exclusive_in_cluster`)."""
         if not self.leases.clustered:
             raise SessionNotFound(session_id)
-        with self._revive_lock:
-            stored = self.leases.take(session_id)
-            self._persistence.resume(session_id, stored.revision)
+        stored = self.leases.take(session_id)
+        self._persistence.resume(session_id, stored.revision)
 
     def adopt(self, stored: StoredSession) -> None:
         """Solve a session whose lease this replica just took (the lease keeper's sweep)."""

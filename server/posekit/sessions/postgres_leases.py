@@ -53,7 +53,7 @@ SWEEP = f"""
 WITH expired AS (
     SELECT session_id FROM leases
     WHERE owner IS NOT NULL AND (expires_at < now() OR owner = %(me)s)
-      AND NOT (session_id = ANY(%(held)s))
+      AND NOT (session_id = ANY(%(held)s::text[]))
     ORDER BY expires_at
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -69,7 +69,7 @@ WHERE l.session_id = mine.session_id AND l.owner = %(me)s AND l.epoch = mine.epo
 RETURNING l.session_id
 """
 READ = """
-SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s)
+SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s::text[])
 """
 LISTING = """
 SELECT s.id, s.spec, extract(epoch FROM s.created_at), l.owner,
@@ -92,7 +92,11 @@ class PostgresLeases:
         self.takeovers = 0
         self.renew_failures = 0
         self._epochs: dict[str, int] = {}
-        self._lock = threading.Lock()  # the epochs held change with the statements
+        # Lease statements of this replica one at a time (a take and a sweep never race
+        # for the same session here); the epochs held under a lock of their own, never
+        # held across a statement (a save or delete in a transaction reads them).
+        self._statements = threading.Lock()
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         self.database.migrate()
@@ -110,19 +114,21 @@ class PostgresLeases:
             return set(self._epochs)
 
     def create(self, session_id: str) -> None:
-        with self._lock, self.database.connection() as connection:
+        with self._statements, self.database.connection() as connection:
             row = connection.execute(CREATE, self._values(id=session_id)).fetchone()
             if row is None:
                 raise NotOwner(session_id, None)
-            self._epochs[session_id] = int(row[0])
+            with self._lock:
+                self._epochs[session_id] = int(row[0])
 
     def take(self, session_id: str) -> StoredSession:
-        with self._lock, self.database.connection() as connection:
+        with self._statements, self.database.connection() as connection:
             row = connection.execute(TAKE, self._values(id=session_id)).fetchone()
             if row is None:
                 raise self._why_not(session_id)
-            previous = self._epochs.get(session_id)
-            self._epochs[session_id] = epoch = int(row[0])
+            with self._lock:
+                previous = self._epochs.get(session_id)
+                self._epochs[session_id] = epoch = int(row[0])
             if previous is None and epoch > 1:
                 self.takeovers += 1
             stored = self._read(connection, [session_id])
@@ -134,11 +140,12 @@ class PostgresLeases:
     def sweep(self, limit: int) -> list[StoredSession]:
         if limit <= 0:
             return []
-        with self._lock, self.database.connection() as connection:
-            values = self._values(held=list(self._epochs), limit=limit)
+        with self._statements, self.database.connection() as connection:
+            values = self._values(held=list(self.held()), limit=limit)
             taken = connection.execute(SWEEP, values).fetchall()
-            for session_id, epoch in taken:
-                self._epochs[session_id] = int(epoch)
+            with self._lock:
+                for session_id, epoch in taken:
+                    self._epochs[session_id] = int(epoch)
             self.takeovers += len(taken)
             return self._read(connection, [session_id for session_id, _ in taken])
 

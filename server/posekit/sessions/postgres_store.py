@@ -39,7 +39,14 @@ WHERE EXISTS (SELECT 1 FROM fence)
 ON CONFLICT (id) DO UPDATE SET spec = excluded.spec, revision = excluded.revision, saved_at = now()
 WHERE sessions.revision < excluded.revision
 """
-LOCK_LEASE = "SELECT owner, epoch FROM leases WHERE session_id = %s FOR UPDATE"
+LOCK_LEASE = """
+INSERT INTO leases (session_id, owner, epoch, expires_at) VALUES (%s, NULL, 0, now())
+ON CONFLICT (session_id) DO UPDATE SET epoch = leases.epoch
+RETURNING owner, epoch
+"""
+"""Locks the session's lease row; when there is none, a placeholder (epoch 0, deleted
+with the session) makes a lease created meanwhile wait for the delete (and its saves
+then see the tombstone)."""
 
 
 class PostgresStore:
@@ -71,11 +78,12 @@ class PostgresStore:
     def delete_session(self, session_id: str) -> None:
         """Forget a session for good: its row and lease go, a tombstone stays. Refused
         (:class:`NotOwner`) while another replica, or another epoch, holds its lease."""
-        epoch = self.leases.epoch_of(session_id)
         with self.database.connection() as connection, connection.transaction():
             lease = connection.execute(LOCK_LEASE, (session_id,)).fetchone()
-            if lease is not None and (lease[0], lease[1]) != (self.leases.replica_id, epoch):
-                raise NotOwner(session_id, lease[0])
+            epoch = self.leases.epoch_of(session_id)  # after the lock: a take has finished
+            held = lease is None or lease[1] == 0 or tuple(lease) == (self.leases.replica_id, epoch)
+            if not held:
+                raise NotOwner(session_id, lease[0])  # type: ignore[index]
             connection.execute(
                 "INSERT INTO deleted_sessions (id) VALUES (%s) ON CONFLICT DO NOTHING",
                 (session_id,),
