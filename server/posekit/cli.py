@@ -26,7 +26,8 @@ WS_TRANSPORT_MAX_BYTES = 1 << 20
 
 
 def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
-    """A startup hook: when the server has no session (none restored from its database),
+    """A startup hook: when the server has no session (none restored from its database;
+    in a cluster, none in the database),
     create one on ``robot_name`` (None: none), or on the robot file the server was given
     (``posekit up FILE``); print the sessions' links under ``announce`` (a base URL), if
     given."""
@@ -36,9 +37,7 @@ def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
         own_robots = getattr(app.state, "own_robots", None)
         served = own_robots.served if own_robots is not None else None
         robot = (served or robot_name) if robot_name is not None else None
-        sessions = [s.id for s in manager.sessions()] + [
-            u.summary.id for u in manager.unloaded()
-        ]
+        sessions = [info.id for info in manager.listing()]  # a cluster's: all replicas'
         if not sessions and robot is not None:
             session = await asyncio.to_thread(manager.create, {"robot": robot})
             sessions = [session.id]

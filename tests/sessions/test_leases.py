@@ -20,7 +20,7 @@ from posekit.sessions.postgres_store import PostgresStore
 from support.waiting import wait_for
 
 TTL_S = 1.0
-Replica = Callable[[str], SessionManager]
+Replica = Callable[..., SessionManager]
 
 
 @pytest.fixture
@@ -28,11 +28,14 @@ def replica(postgres_url: str) -> Iterator[Replica]:
     """Starts managers named by their replica id on the test's schema."""
     started: list[SessionManager] = []
 
-    def start(name: str) -> SessionManager:
+    def start(name: str, max_sessions: int = 100) -> SessionManager:
         database = PostgresDatabase(postgres_url)
         leases = PostgresLeases(database, name, TTL_S)
         manager = SessionManager(
-            store=PostgresStore(database, leases), leases=leases, flush_interval=0.1
+            store=PostgresStore(database, leases),
+            leases=leases,
+            flush_interval=0.1,
+            max_sessions=max_sessions,
         )
         manager.start()
         started.append(manager)
@@ -190,6 +193,37 @@ def test_a_free_session_is_taken_by_whichever_replica_is_asked(replica: Replica)
     assert "kept" in {t.name for t in revived.tasks()}
     with pytest.raises(NotOwner):
         a.get(session_id)
+
+
+def test_a_full_replica_answers_not_owner_so_that_another_one_takes_the_session(
+    replica: Replica,
+) -> None:
+    a, b = replica("a"), replica("b", max_sessions=1)
+    b.create({"robot": "arm7"})
+    session_id = a.create({"robot": "arm7"}).id
+    a.shutdown()  # its lease expires at once; b has no room for it
+    with pytest.raises(NotOwner):
+        b.get(session_id)
+    assert b.count() == 1 and session_id not in b.leases.held()
+    c = replica("c")
+    wait_for(lambda: c.count() == 1, timeout=10 * TTL_S, what="takeover by c")
+    assert c.leases.held() == {session_id}
+
+
+def test_the_sweep_removes_a_lease_whose_session_was_never_stored(replica: Replica) -> None:
+    """A creation that failed after taking its lease leaves the lease alone: once it
+    expires, a sweep deletes it rather than holding it forever."""
+    a, b = replica("a"), replica("b")
+    pause(a)
+    a.leases.create("never-stored")
+    database = b.store.database  # type: ignore[attr-defined]
+
+    def leases_left() -> int:
+        with database.connection() as connection:
+            return connection.execute("SELECT count(*) FROM leases").fetchone()[0]
+
+    wait_for(lambda: leases_left() == 0, timeout=10 * TTL_S, what="orphan lease removed")
+    assert b.leases.held() == set() and b.leases.takeovers == 0
 
 
 def _try_get(manager: SessionManager, session_id: str) -> object:

@@ -22,8 +22,7 @@ import time
 from typing import Protocol
 
 from posekit.sessions.errors import DatabaseUnavailable
-from posekit.sessions.leases import Leases
-from posekit.sessions.store import StoredSession
+from posekit.sessions.leases import Leases, TakenSession
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +37,7 @@ class LeaseHolder(Protocol):
     def drop(self, session_id: str, reason: str) -> None:
         """Stop solving a session here, without saving it."""
 
-    def adopt(self, stored: StoredSession) -> None:
+    def adopt(self, stored: TakenSession) -> None:
         """Solve a session whose lease was just taken (restored from ``stored``)."""
 
     def room(self) -> int:

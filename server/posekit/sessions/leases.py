@@ -18,15 +18,24 @@ import secrets
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from posekit.sessions.errors import SessionNotFound
-from posekit.sessions.store import StoredSession
 
 
 def default_replica_id() -> str:
     """``<host name>-<pid>-<4 random hex digits>``: unique per process, readable in logs."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
+class TakenSession(NamedTuple):
+    """A stored session whose lease a replica just took: what restores it."""
+
+    session_id: str
+    spec: dict[str, Any]
+    revision: int
+    created: float
+    """When it was first stored [s since the epoch, database clock]."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +78,14 @@ class Leases(Protocol):
     def create(self, session_id: str) -> None:
         """Take the lease of a new session (epoch 1)."""
 
-    def take(self, session_id: str) -> StoredSession:
+    def take(self, session_id: str) -> TakenSession:
         """Take the lease of a stored session whose lease is free, expired or this
         replica's (its epoch grows by one) and return the session as stored.
 
         Raises :class:`~posekit.sessions.errors.NotOwner` when another replica holds an
         unexpired lease, :class:`SessionNotFound` when no such session is stored."""
 
-    def sweep(self, limit: int) -> list[StoredSession]:
+    def sweep(self, limit: int) -> list[TakenSession]:
         """Take at most ``limit`` expired leases of other replicas (or of this one's
         previous run) and return their sessions as stored."""
 
@@ -125,10 +134,10 @@ class LocalLeases:
     def create(self, session_id: str) -> None:
         return None
 
-    def take(self, session_id: str) -> StoredSession:
+    def take(self, session_id: str) -> TakenSession:
         raise SessionNotFound(session_id)
 
-    def sweep(self, limit: int) -> list[StoredSession]:
+    def sweep(self, limit: int) -> list[TakenSession]:
         return []
 
     def renew(self) -> list[str]:

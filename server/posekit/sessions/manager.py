@@ -194,9 +194,7 @@ class SessionManager(ClusterOwnership):
             self._check_capacity()
             if session_id is None:
                 self._check_stored_capacity()
-        if session_id is None:
-            session_id = self._new_id()
-            self.leases.create(session_id)
+        new, session_id = session_id is None, session_id or self._new_id()
         session = Session(
             session_id,
             spec,
@@ -212,6 +210,8 @@ class SessionManager(ClusterOwnership):
                 raise InvalidRequest(f"session id {session_id!r} is taken")
             self._sessions[session_id] = session
             self._unloaded.pop(session_id, None)
+        if new:
+            self._lease_new(session)
         self._confirm_stored(session, self.save_now(session))
         self.solve_loop.attach(session)
         return session

@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.info import SessionInfo
-from posekit.sessions.leases import Leases
+from posekit.sessions.leases import Leases, TakenSession
 from posekit.sessions.listing import cluster_listing
 from posekit.sessions.persistence import Persistence
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CreateSession
-from posekit.sessions.store import StoredSession
 from posekit.sessions.unloaded import UnloadedSession
 
 logger = logging.getLogger(__name__)
@@ -72,8 +71,19 @@ class ClusterOwnership:
                 if session is not None:
                     session.touch()
                     return session
-                self._check_capacity()
+                full = len(self._sessions) >= self.max_sessions
+            if full:  # 503, not 429: the proxy tries a replica with room
+                raise self.leases.refusal(session_id)
             return self._adopt(self.leases.take(session_id))
+
+    def _lease_new(self, session: Session) -> None:
+        """Take the lease of a session just created (epoch 1); when it cannot be taken,
+        the session is dropped and the error raised."""
+        try:
+            self.leases.create(session.id)
+        except Exception:
+            self.drop(session.id, "its lease could not be taken")
+            raise
 
     def _exclusive_in_cluster(self) -> AbstractContextManager[object]:
         """In a cluster, the revive lock: a delete and a takeover of the same session
@@ -88,12 +98,12 @@ class ClusterOwnership:
         stored = self.leases.take(session_id)
         self._persistence.resume(session_id, stored.revision)
 
-    def adopt(self, stored: StoredSession) -> None:
+    def adopt(self, stored: TakenSession) -> None:
         """Solve a session whose lease this replica just took (the lease keeper's sweep)."""
         with self._revive_lock:
             self._adopt(stored)
 
-    def _adopt(self, stored: StoredSession) -> Session:
+    def _adopt(self, stored: TakenSession) -> Session:
         """Restore a session whose lease is held (caller holds the revive lock); when it
         cannot be restored here, its lease is freed and the error raised."""
         session_id = stored.session_id
@@ -108,8 +118,7 @@ class ClusterOwnership:
             self._persistence.forget(session_id)
             self.leases.release(session_id, dormant=True)
             raise
-        if stored.created is not None:
-            session.created = stored.created
+        session.created = stored.created
         logger.info("solving session %s (lease taken by %s)", session_id, self.leases.replica_id)
         return session
 

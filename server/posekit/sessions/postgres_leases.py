@@ -28,9 +28,8 @@ from typing import Any
 import psycopg
 
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
-from posekit.sessions.leases import ClusterEntry
+from posekit.sessions.leases import ClusterEntry, TakenSession
 from posekit.sessions.postgres_database import PostgresDatabase
-from posekit.sessions.store import StoredSession
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +70,7 @@ RETURNING l.session_id
 READ = """
 SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions WHERE id = ANY(%s::text[])
 """
+ORPHANS = "DELETE FROM leases WHERE session_id = ANY(%s::text[]) AND owner = %s"
 LISTING = """
 SELECT s.id, s.spec, extract(epoch FROM s.created_at), l.owner,
        coalesce(l.owner IS NOT NULL AND l.expires_at > now(), false)
@@ -121,7 +121,7 @@ class PostgresLeases:
             with self._lock:
                 self._epochs[session_id] = int(row[0])
 
-    def take(self, session_id: str) -> StoredSession:
+    def take(self, session_id: str) -> TakenSession:
         with self._statements, self.database.connection() as connection:
             row = connection.execute(TAKE, self._values(id=session_id)).fetchone()
             if row is None:
@@ -137,17 +137,23 @@ class PostgresLeases:
             raise SessionNotFound(session_id)
         return stored[0]
 
-    def sweep(self, limit: int) -> list[StoredSession]:
+    def sweep(self, limit: int) -> list[TakenSession]:
         if limit <= 0:
             return []
         with self._statements, self.database.connection() as connection:
             values = self._values(held=list(self.held()), limit=limit)
             taken = connection.execute(SWEEP, values).fetchall()
+            stored = self._read(connection, [session_id for session_id, _ in taken])
+            found = {session.session_id for session in stored}
+            orphans = [session_id for session_id, _ in taken if session_id not in found]
+            if orphans:  # leases of sessions never stored (their creation failed)
+                connection.execute(ORPHANS, (orphans, self.replica_id))
             with self._lock:
                 for session_id, epoch in taken:
-                    self._epochs[session_id] = int(epoch)
-            self.takeovers += len(taken)
-            return self._read(connection, [session_id for session_id, _ in taken])
+                    if session_id in found:
+                        self._epochs[session_id] = int(epoch)
+            self.takeovers += len(found)
+            return stored
 
     def renew(self) -> list[str]:
         with self._lock:
@@ -161,11 +167,12 @@ class PostgresLeases:
         except DatabaseUnavailable:
             self.renew_failures += 1
             raise
-        lost = [sid for sid in held if sid not in renewed]
-        with self._lock:
+        with self._lock:  # a lease taken again meanwhile (a newer epoch) is not lost
+            lost = [
+                sid for sid in held if sid not in renewed and self._epochs.get(sid) == held[sid]
+            ]
             for session_id in lost:
-                if self._epochs.get(session_id) == held[session_id]:
-                    del self._epochs[session_id]
+                del self._epochs[session_id]
         if lost:
             self.renew_failures += 1
         return lost
@@ -233,11 +240,11 @@ class PostgresLeases:
         return NotOwner(session_id, lease[0] if lease else None)
 
     @staticmethod
-    def _read(connection: psycopg.Connection[Any], session_ids: list[str]) -> list[StoredSession]:
+    def _read(connection: psycopg.Connection[Any], session_ids: list[str]) -> list[TakenSession]:
         if not session_ids:
             return []
         rows = connection.execute(READ, (session_ids,)).fetchall()
-        return [StoredSession(sid, spec, int(rev), float(made)) for sid, spec, rev, made in rows]
+        return [TakenSession(sid, spec, int(rev), float(made)) for sid, spec, rev, made in rows]
 
     def _values(self, **values: object) -> dict[str, object]:
         return {"me": self.replica_id, "ttl": self.ttl_s, **values}

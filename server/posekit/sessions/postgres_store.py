@@ -96,10 +96,9 @@ class PostgresStore:
         """Every stored session, oldest save first."""
         with self.database.connection() as connection:
             rows = connection.execute(
-                "SELECT id, spec, revision, extract(epoch FROM created_at) FROM sessions "
-                "ORDER BY saved_at"
+                "SELECT id, spec, revision FROM sessions ORDER BY saved_at"
             ).fetchall()
-        return [StoredSession(sid, spec, int(rev), float(made)) for sid, spec, rev, made in rows]
+        return [StoredSession(sid, spec, int(rev)) for sid, spec, rev in rows]
 
     def ping(self) -> bool:
         """Whether the database answers."""

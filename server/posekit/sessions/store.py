@@ -22,13 +22,11 @@ from typing import Any, NamedTuple, Protocol
 
 
 class StoredSession(NamedTuple):
-    """A session as a store holds it (``created``: when it was first stored [s since the
-    epoch], for the stores that keep it)."""
+    """A session as a store holds it."""
 
     session_id: str
     spec: dict[str, Any]
     revision: int
-    created: float | None = None
 
 
 class SessionStore(Protocol):
