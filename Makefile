@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-stamp
 SHARED_MENAGERIE := $(abspath ../shared/menagerie)
 export MENAGERIE_ROOT ?= $(if $(wildcard $(SHARED_MENAGERIE)),$(SHARED_MENAGERIE),)
 
-.PHONY: run test lint bench browser lock clean
+.PHONY: run test lint bench browser nginx lock clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
@@ -32,7 +32,11 @@ run: $(RUNTIME_STAMP)
 browser:
 	@sh tools/ensure_browser.sh
 
-test: $(DEV_STAMP) browser
+# An nginx for the cluster tests: found, or installed through apt; else they skip (not in CI).
+nginx:
+	@sh tools/ensure_nginx.sh
+
+test: $(DEV_STAMP) browser nginx
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest

@@ -1,0 +1,57 @@
+#!/bin/sh
+# The nginx of the cluster tests (`make test`): one the machine has, else Debian's nginx
+# installed with apt-get where apt exists (through sudo when not root). The tests run it
+# as the current user from a folder of their own; the package's service is not needed
+# (and is not started here: without systemd, apt starts none). Without nginx the cluster
+# tests skip, saying why; under CI (CI set) they must run, so finding none is an error.
+# Looked for: POSEKIT_NGINX (a path or a command), else nginx on POSEKIT_NGINX_PATH (by
+# default the PATH, then /usr/sbin and /usr/local/sbin, which a user's PATH may lack).
+set -u
+
+find_nginx() {
+  if [ -n "${POSEKIT_NGINX:-}" ]; then
+    command -v "$POSEKIT_NGINX"
+    return
+  fi
+  PATH="${POSEKIT_NGINX_PATH:-$PATH:/usr/sbin:/usr/local/sbin}" command -v nginx
+}
+
+if nginx=$(find_nginx); then
+  echo "cluster tests: $nginx"
+  exit 0
+fi
+
+how="there is no apt-get to install Debian's nginx with"
+if [ -z "${POSEKIT_NGINX:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  how="apt-get could not install Debian's nginx"
+  if [ "$(id -u)" = 0 ]; then
+    as_root=""
+  elif command -v sudo >/dev/null 2>&1; then
+    as_root="sudo"
+  else
+    as_root="none"
+    how="installing Debian's nginx needs root, and there is no sudo"
+  fi
+  if [ "$as_root" != none ]; then
+    echo "cluster tests: installing Debian's nginx (apt-get)"
+    $as_root apt-get update -qq &&
+      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light ||
+      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx
+    if nginx=$(find_nginx); then
+      echo "cluster tests: $nginx"
+      exit 0
+    fi
+  fi
+fi
+
+if [ -n "${POSEKIT_NGINX:-}" ]; then
+  reason="POSEKIT_NGINX=$POSEKIT_NGINX is not an executable"
+else
+  reason="no nginx found (nginx on the PATH or in /usr/sbin, or POSEKIT_NGINX), and $how"
+fi
+if [ -n "${CI:-}" ]; then
+  echo "error: $reason; CI runs the cluster tests" >&2
+  exit 1
+fi
+echo "note: $reason; the cluster tests will be skipped" >&2
+exit 0
