@@ -31,16 +31,40 @@ def test_water_level_shares_capacity_max_min_fairly(
         assert sum(min(d, level) for d in demands) == pytest.approx(capacity)
 
 
+def _steps(share: FairShare, key: str, costs: list[float], rate_hz: float = 60.0) -> None:
+    for cost in costs:
+        share.record(key, cost=cost, rate_hz=rate_hz, running=True)
+
+
 def test_only_sessions_above_the_level_are_slowed() -> None:
     share = FairShare(capacity=0.5, refresh_s=0.0)
-    share.record("light", cost=0.001, rate_hz=60.0, running=True)  # demands 0.06 s/s
-    share.record("heavy", cost=0.02, rate_hz=60.0, running=True)  # demands 1.2 s/s
+    _steps(share, "light", [0.001, 0.001])  # demands 0.06 s/s
+    _steps(share, "heavy", [0.02, 0.02])  # demands 1.2 s/s
     assert share.period("light", 1 / 60) == (1 / 60, False)
     period, throttled = share.period("heavy", 1 / 60)
     assert throttled
     assert period == pytest.approx(0.02 / (0.5 - 0.06))  # cost / level: 0.44 s/s left
     share.record("heavy", cost=0.02, rate_hz=60.0, running=False)  # parked: no demand
     assert share.period("light", 1 / 60) == (1 / 60, False)
+
+
+def test_one_slow_step_cannot_park_a_session() -> None:
+    """The first step (plan build) is forgotten, an outlier counts as 4× the smoothed
+    cost at most, and a throttled session is stepped at least once a second."""
+    share = FairShare(capacity=0.05, refresh_s=0.0)
+    for i in range(100):
+        _steps(share, f"s{i}", [0.05, 0.0001])  # a slow first step, then the real cost
+    level = 0.05 / 100  # every session demands 0.006 s/s: equal shares
+    assert share.period("s0", 1 / 60) == (pytest.approx(0.0001 / level), True)  # 0.2 s
+    _steps(share, "s1", [0.5])  # a 0.5 s garbage collection in one step: counts as 4×
+    cost = 0.0001 + 0.2 * (4 * 0.0001 - 0.0001)
+    period, throttled = share.period("s1", 1 / 60)
+    assert throttled and period == pytest.approx(cost / share.level())
+    assert period < 0.5  # not the 200 s that 0.1 s of smoothed cost would have given
+    _steps(share, "hog", [0.2] * 30)  # really that heavy: still stepped once a second
+    assert share.period("hog", 1 / 60) == (pytest.approx(1.0), True)
+    share.record("new", cost=2.0, rate_hz=60.0, running=True)  # its first step only
+    assert share.period("new", 1 / 60) == (1 / 60, False)
 
 
 class BusySession:

@@ -9,7 +9,12 @@ its rate, and one above it is stepped every :math:`c_i / L` seconds instead of e
 :math:`1/r_i` (its states then say ``throttled``). So however heavy some sessions are, the
 others keep their rate, and the heavy ones share what is left evenly.
 
-Parked sessions (converged, failed, paused) demand nothing. Costs are the CPU time of
+A session's cost is known from its second step (the first builds its plan and warms
+caches, and is forgotten); a single slow step (a garbage collection, a page fault)
+counts as at most ``OUTLIER`` times the smoothed cost, and a throttled session is still
+stepped at least every ``MAX_PERIOD_S``: one unlucky measurement cannot park a session
+for the many slow steps it would take to forget it. Parked sessions (converged, failed,
+paused) demand nothing. Costs are the CPU time of
 the stepping thread (its CPU clock, read around each step: about a microsecond), so time
 the process waits for a core or for the GIL is not charged to the session.
 """
@@ -22,6 +27,8 @@ import time
 from dataclasses import dataclass
 
 SMOOTHING = 0.2  # weight of the newest step in a session's smoothed cost
+OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
+MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
 
 
@@ -30,6 +37,7 @@ class _Demand:
     cost: float  # [s] smoothed CPU time of a step
     rate: float  # [Hz] the session's own rate
     running: bool = True
+    steps: int = 1  # steps recorded; the first (plans built, caches cold) is replaced
 
 
 class FairShare:
@@ -59,7 +67,11 @@ class FairShare:
             if demand is None:
                 self._demands[key] = _Demand(cost, rate_hz, running)
                 return
-            demand.cost += SMOOTHING * (cost - demand.cost)
+            if demand.steps == 1:
+                demand.cost = cost
+            else:
+                demand.cost += SMOOTHING * (min(cost, OUTLIER * demand.cost) - demand.cost)
+            demand.steps += 1
             demand.rate = rate_hz
             demand.running = running
 
@@ -72,10 +84,12 @@ class FairShare:
         """The period [s] to step ``key`` at instead of its own ``period``, and whether
         that slows it (it is throttled)."""
         demand = self._demands.get(key)
-        level = self.level()
-        if demand is None or demand.cost * demand.rate <= level:
+        if demand is None or demand.steps < 2:
             return period, False
-        return max(period, demand.cost / level), True
+        level = self.level()
+        if demand.cost * demand.rate <= level:
+            return period, False
+        return max(period, min(demand.cost / level, MAX_PERIOD_S)), True
 
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the loop is not overloaded)."""
@@ -91,7 +105,7 @@ class FairShare:
 
     def _running_demands(self) -> list[float]:
         with self._lock:
-            return [d.cost * d.rate for d in self._demands.values() if d.running]
+            return [d.cost * d.rate for d in self._demands.values() if d.running and d.steps > 1]
 
 
 def water_level(demands: list[float], capacity: float) -> float:
