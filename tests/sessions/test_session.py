@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from posekit.api.protocol import PongMessage
+from posekit.api.stream_protocol import PongMessage
 from posekit.ik.exceptions import PosekitError
 from posekit.robots import RobotRegistry
 from posekit.sessions import InvalidRequest, NameConflict, Session, SessionSpec, TaskNotFound

@@ -1,4 +1,4 @@
-"""The wire protocol in one place: every REST payload and websocket message as a model.
+"""The wire protocol: every REST payload as a model, and the state message.
 
 Task, limit and session specs are the sessions layer's models
 (:mod:`posekit.sessions.kinds`, :class:`~posekit.sessions.session_spec.SessionSpec`);
@@ -8,9 +8,8 @@ everything else the API sends or receives is defined here. Sessions return objec
 them into these models and JSON. A state's JSON is encoded once where it is solved
 (:meth:`SessionState.json`), with the fields :class:`StateMessage` documents.
 
-Websocket, server → client: ``hello``, ``state``, ``tasks``, ``reload``
-(:class:`~posekit.sessions.reload_report.ReloadReport`), ``error``, ``pong``;
-client → server: ``target``, ``ping`` (see :mod:`posekit.api.routes_stream`).
+The websocket's own messages are in :mod:`posekit.api.stream_protocol`; a ``state``
+message is :class:`StateMessage`, defined here because REST returns it too.
 """
 
 from __future__ import annotations
@@ -19,21 +18,17 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import UploadFile
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from posekit.sessions.info import SessionInfo
-from posekit.sessions.kinds import LimitSpec, TaskSpec
 from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import SessionState
-from posekit.sessions.tasks_snapshot import TasksSnapshot
 from posekit.sessions.types import (
     LeaveOut,
     MujocoName,
     Name,
-    Quaternion,
-    Vec3,
     Vector,
     exactly_one_of,
 )
@@ -345,76 +340,6 @@ def session_links(session_id: str) -> dict[str, str]:
     }
 
 
-# ============================================================== websocket
-class TasksMessage(BaseModel):
-    """``tasks``: the task stack, limits and solver settings, after every change of them."""
-
-    type: Literal["tasks"] = "tasks"
-    revision: int = Field(description="The session's change counter.")
-    tasks: list[TaskSpec]
-    limits: list[LimitSpec]
-    solver: SolverSettings
-
-
-class HelloMessage(BaseModel):
-    """``hello``: sent once, first: the session, its stack and its latest state."""
-
-    type: Literal["hello"] = "hello"
-    protocol: int = Field(PROTOCOL, description="Version of this protocol.")
-    session: SessionSummary
-    tasks: list[TaskSpec]
-    limits: list[LimitSpec]
-    solver: SolverSettings
-    revision: int
-    state: StateMessage
-
-
-class ErrorMessage(BaseModel):
-    """``error``: a client message was refused, or the session ended."""
-
-    type: Literal["error"] = "error"
-    code: str = Field(
-        description="invalid, not_found, too_large, rate_limited, conflict or session_closed."
-    )
-    message: str = Field(description="What was wrong.")
-    ref: Any = Field(None, description="The client's ref of the refused message.")
-
-
-class PongMessage(BaseModel):
-    """``pong``: the answer to ``ping``."""
-
-    type: Literal["pong"] = "pong"
-    ref: Any = None
-    time: float = Field(description="Server time [s since the epoch].")
-
-
-class TargetMessage(BaseModel):
-    """Client → server: move a task's target (fields and validation as a REST target PATCH)."""
-
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["target"]
-    task: Name
-    position: Vec3 | None = None
-    wxyz: Quaternion | None = None
-    direction: Vec3 | None = None
-    q: Vector | None = None
-    keyframe: MujocoName | None = None
-    ref: Ref = None
-
-
-class PingMessage(BaseModel):
-    """Client → server: ask for a ``pong`` (keep-alive, round-trip time)."""
-
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["ping"]
-    ref: Ref = None
-
-
-CLIENT_MESSAGE: TypeAdapter[TargetMessage | PingMessage] = TypeAdapter(
-    Annotated[TargetMessage | PingMessage, Field(discriminator="type")]
-)
-
-
 # ============================================================ conversions
 def summary_of(info: SessionInfo) -> SessionSummary:
     """A session's summary with the links of its resources."""
@@ -423,35 +348,3 @@ def summary_of(info: SessionInfo) -> SessionSummary:
 
 def state_of(state: SessionState) -> StateMessage:
     return StateMessage.model_validate(state.message())
-
-
-def tasks_of(snapshot: TasksSnapshot) -> TasksMessage:
-    return TasksMessage(
-        revision=snapshot.revision,
-        tasks=snapshot.tasks,
-        limits=snapshot.limits,
-        solver=snapshot.solver,
-    )
-
-
-def hello_of(info: SessionInfo, snapshot: TasksSnapshot, state: SessionState) -> HelloMessage:
-    return HelloMessage(
-        session=summary_of(info),
-        tasks=snapshot.tasks,
-        limits=snapshot.limits,
-        solver=snapshot.solver,
-        revision=snapshot.revision,
-        state=state_of(state),
-    )
-
-
-def encode(message: object) -> str:
-    """A message for one watcher (a model of this module, a state or a tasks snapshot)
-    as JSON text for the websocket."""
-    if isinstance(message, SessionState):
-        return message.json()
-    if isinstance(message, TasksSnapshot):
-        message = tasks_of(message)
-    if not isinstance(message, BaseModel):
-        raise TypeError(f"not a protocol message: {message!r}")
-    return message.model_dump_json()

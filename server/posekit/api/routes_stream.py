@@ -47,7 +47,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, response_of, status_of
-from posekit.api.protocol import (
+from posekit.api.stream_limits import StreamLimits
+from posekit.api.stream_protocol import (
     CLIENT_MESSAGE,
     ErrorMessage,
     PingMessage,
@@ -55,7 +56,6 @@ from posekit.api.protocol import (
     encode,
     hello_of,
 )
-from posekit.api.stream_limits import StreamLimits
 from posekit.api.target_credit import Apply, TargetCredit
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
