@@ -21,7 +21,7 @@ import numpy as np
 import posekit
 from posekit.demo import builtin_model
 from posekit.ik.compiled.engine import error_norms
-from posekit.ik.compiled.selection import ENGINES, set_engine
+from posekit.ik.compiled.selection import ENGINES, using_engine
 
 
 def compile_kernels(steps: int = 2) -> float:
@@ -54,8 +54,7 @@ def compile_kernels(steps: int = 2) -> float:
         ),
     ]
     for engine in ENGINES:  # the compiled step, and the reference path's kernels
-        previous = set_engine(engine)
-        try:
+        with using_engine(engine):
             for _ in range(steps):
                 velocity = posekit.solve_ik(configuration, tasks, 0.01, "daqp", limits=limits)
                 configuration.integrate_inplace(velocity, 0.01)
@@ -63,8 +62,6 @@ def compile_kernels(steps: int = 2) -> float:
                 for each in tasks:  # sessions report every task's error norm
                     each.compute_error(configuration)
                     each.compute_jacobian(configuration)
-        finally:
-            set_engine(previous)
     return time.perf_counter() - start
 
 

@@ -15,8 +15,7 @@ taken, and both paths, solving the same configuration step after step, must give
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
@@ -34,13 +33,6 @@ TOLERANCE = 1e-9
 STEPS = 4
 
 
-@contextmanager
-def engine(name: str) -> Iterator[None]:
-    previous = posekit.set_engine(name)
-    try:
-        yield
-    finally:
-        posekit.set_engine(previous)
 
 
 def _sparse(xml: str) -> mujoco.MjModel:
@@ -81,7 +73,7 @@ def _agree(
     stack: Stack, configuration: posekit.Configuration, compare_steps: bool = True
 ) -> np.ndarray | None:
     """Compare both paths at ``configuration``; the reference velocity, or None on error."""
-    with engine("python"):
+    with posekit.using_engine("python"):
         reference = _outcome(stack, configuration)
     compiled = _outcome(stack, configuration)
     assert _plan(stack, configuration).reason is None, _plan(stack, configuration).reason

@@ -9,8 +9,7 @@ order (objectives, then constraints; ``NaN`` for a kinetic-energy task).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
@@ -35,13 +34,6 @@ ROBOTS: dict[str, Callable[[], mujoco.MjModel]] = {
 }
 
 
-@contextmanager
-def engine(name: str) -> Iterator[None]:
-    previous = posekit.set_engine(name)
-    try:
-        yield
-    finally:
-        posekit.set_engine(previous)
 
 
 def _plan(stack: Stack, configuration: posekit.Configuration) -> Plan:
@@ -179,5 +171,5 @@ def test_no_norms_on_the_python_path() -> None:
     plan = plan_for(configuration, [custom, posture], 0.01)
     assert plan.reason is not None and plan.error_norms() is None
     assert error_norms(configuration, [posture], 0.01) is not None
-    with engine("python"):
+    with posekit.using_engine("python"):
         assert error_norms(configuration, [posture], 0.01) is None

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import mujoco
 import numpy as np
@@ -21,13 +19,6 @@ from support.models import builtin_model, random_configuration
 TINY = mujoco.MjModel.from_xml_string(TINY_XML)
 
 
-@contextmanager
-def engine(name: str) -> Iterator[None]:
-    previous = posekit.set_engine(name)
-    try:
-        yield
-    finally:
-        posekit.set_engine(previous)
 
 
 def test_compiled_integration_is_the_bindings_integration() -> None:
@@ -37,7 +28,7 @@ def test_compiled_integration_is_the_bindings_integration() -> None:
         velocity = rng.normal(size=TINY.nv)
         compiled = posekit.Configuration(TINY, q)
         compiled.integrate_inplace(velocity, 0.05)
-        with engine("python"):
+        with posekit.using_engine("python"):
             reference = posekit.Configuration(TINY, q)
             reference.integrate_inplace(velocity, 0.05)
         np.testing.assert_array_equal(compiled.q, reference.q)
@@ -63,7 +54,7 @@ def test_integration_accepts_what_the_bindings_accept() -> None:
     velocity = np.zeros((TINY.nv, 2))[:, 0]  # a strided view
     velocity[:] = 0.1
     configuration.integrate_inplace(velocity, 1)  # an integer dt
-    with engine("python"):
+    with posekit.using_engine("python"):
         reference = posekit.Configuration(TINY)
         reference.integrate_inplace(velocity.copy(), 1.0)
     np.testing.assert_array_equal(configuration.q, reference.q)
@@ -149,7 +140,7 @@ def test_without_the_libraries_every_step_takes_the_python_path(
     compiled_engine.forget_warnings()
     with pytest.warns(posekit.CompiledFallbackWarning, match="no libmujoco"):
         velocity = posekit.solve_ik(configuration, [task], 0.02, "daqp")
-    with engine("python"):
+    with posekit.using_engine("python"):
         np.testing.assert_array_equal(
             velocity, posekit.solve_ik(configuration, [task], 0.02, "daqp")
         )

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import numpy as np
 import posekit
 import pytest
@@ -17,13 +14,6 @@ ARM = builtin_model("arm7")
 DT = 0.01
 
 
-@contextmanager
-def engine(name: str) -> Iterator[None]:
-    previous = posekit.set_engine(name)
-    try:
-        yield
-    finally:
-        posekit.set_engine(previous)
 
 
 def _problem() -> tuple[posekit.Configuration, list[posekit.Task], list[posekit.Limit]]:
@@ -42,7 +32,7 @@ def _problem() -> tuple[posekit.Configuration, list[posekit.Task], list[posekit.
 
 def _both(configuration: posekit.Configuration, tasks: list, limits: list) -> tuple:
     compiled = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
-    with engine("python"):
+    with posekit.using_engine("python"):
         reference = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
     return compiled, reference
 
@@ -99,10 +89,10 @@ def test_a_change_of_shape_rebuilds_the_plan() -> None:
     plan = plan_for(configuration, tasks, DT)
     frozen.dof_indices = [0, 3]  # two rows instead of one
     compiled = posekit.solve_ik(configuration, tasks, DT, "daqp")
-    with engine("python"):
+    with posekit.using_engine("python"):
         reference = posekit.solve_ik(configuration, tasks, DT, "daqp")
     np.testing.assert_allclose(compiled, reference, atol=1e-12)
-    with engine("python"):
+    with posekit.using_engine("python"):
         fresh = [posture, posekit.DofFreezingTask(ARM, [0, 3])]
         np.testing.assert_allclose(compiled, posekit.solve_ik(configuration, fresh, DT, "daqp"))
     assert plan.builds == 2
@@ -125,7 +115,7 @@ def test_a_user_defined_task_takes_the_python_path_and_says_so() -> None:
     compiled_engine.forget_warnings()
     with pytest.warns(posekit.CompiledFallbackWarning, match="ScaledFrameTask"):
         velocity = posekit.solve_ik(configuration, stack, DT, "daqp", limits=limits)
-    with engine("python"):
+    with posekit.using_engine("python"):
         reference = posekit.solve_ik(configuration, stack, DT, "daqp", limits=limits)
     np.testing.assert_array_equal(velocity, reference)
 
@@ -137,7 +127,7 @@ def test_other_solvers_settings_and_the_python_engine_are_reported() -> None:
     assert "iter_limit" in str(
         posekit.fallback_reason(configuration, tasks, DT, "daqp", iter_limit=50)
     )
-    with engine("python"):
+    with posekit.using_engine("python"):
         assert "python" in str(posekit.fallback_reason(configuration, tasks, DT))
     compiled, reference = _both(configuration, tasks, limits)
     np.testing.assert_allclose(compiled, reference, atol=1e-12)
@@ -154,7 +144,7 @@ def test_an_array_the_kernel_cannot_point_at_falls_back_until_fixed() -> None:
         velocity = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
     hand.cost = np.ones(6)  # a float64 buffer again
     assert posekit.fallback_reason(configuration, tasks, DT, limits=limits) is None
-    with engine("python"):
+    with posekit.using_engine("python"):
         np.testing.assert_array_equal(
             velocity, posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
         )
@@ -174,7 +164,7 @@ def test_errors_are_the_python_paths() -> None:
     )
     errors: dict[str, list[tuple[type, str]]] = {"compiled": [], "python": []}
     for name, found in errors.items():
-        with engine(name):
+        with posekit.using_engine(name):
             for call in calls:
                 with pytest.raises(posekit.PosekitError) as caught:
                     call()
@@ -198,7 +188,7 @@ def test_an_infeasible_step_raises_no_solution_found_like_the_python_path() -> N
     hard[0].set_target(far)
     messages = []
     for name in ("compiled", "python"):
-        with engine(name), pytest.raises(posekit.NoSolutionFound) as caught:
+        with posekit.using_engine(name), pytest.raises(posekit.NoSolutionFound) as caught:
             posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits, constraints=hard)
         messages.append(str(caught.value))
     assert messages[0] == messages[1]

@@ -64,13 +64,6 @@ COUPLED_TASKS: list[dict[str, Any]] = [
 ]
 
 
-@contextmanager
-def engine(name: str) -> Iterator[None]:
-    previous = posekit.set_engine(name)
-    try:
-        yield
-    finally:
-        posekit.set_engine(previous)
 
 
 def _session(model: mujoco.MjModel, robot: str, tasks: list[dict[str, Any]]) -> Session:
@@ -106,9 +99,9 @@ def no_python_errors() -> Iterator[None]:
 
 
 def _step_both(compiled: Session, reference: Session) -> tuple[SessionState, SessionState]:
-    with engine("compiled"), no_python_errors():
+    with posekit.using_engine("compiled"), no_python_errors():
         first = compiled.step()
-    with engine("python"):
+    with posekit.using_engine("python"):
         second = reference.step()
     assert first.status == second.status
     np.testing.assert_allclose(first.q, second.q, rtol=0.0, atol=TOLERANCE)

@@ -6,7 +6,7 @@ written against mink.
 
 from posekit.ik.compiled.engine import CompiledFallbackWarning, fallback_reason
 from posekit.ik.compiled.selection import current_engine as get_engine
-from posekit.ik.compiled.selection import set_engine
+from posekit.ik.compiled.selection import set_engine, using_engine
 from posekit.ik.configuration import Configuration
 from posekit.ik.constants import (
     FRAME_TO_ENUM,
@@ -142,4 +142,5 @@ __all__ = [
     "move_mocap_to_frame",
     "set_engine",
     "solve_ik",
+    "using_engine",
 ]

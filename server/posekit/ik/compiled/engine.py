@@ -177,16 +177,7 @@ def error_norms(
         from posekit.ik.solve import default_limits
 
         limits = default_limits(configuration)
-    # _key, inlined: sessions call this every step.
-    key = (
-        tuple(tasks),
-        tuple(limits),
-        tuple(constraints) if constraints else (),
-        dt,
-        damping,
-        configuration.data,
-        configuration.model,
-    )
+    key = _key(configuration, tasks, dt, damping, limits, constraints)
     return _current_plan(configuration, key).error_norms()
 
 
@@ -203,16 +194,7 @@ def solve_compiled(
     """The step's velocity from its compiled plan, or ``None``: take the Python path."""
     if solver != "daqp" or settings or current_engine() != "compiled":
         return None  # a choice of the caller: no warning (fallback_reason tells)
-    # _key, inlined: this runs every step.
-    key = (
-        tuple(tasks),
-        tuple(limits),
-        tuple(constraints) if constraints else (),
-        dt,
-        damping,
-        configuration.data,
-        configuration.model,
-    )
+    key = _key(configuration, tasks, dt, damping, limits, constraints)
     plan = _current_plan(configuration, key)
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:

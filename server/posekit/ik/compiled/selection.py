@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 ENGINES = ("compiled", "python")
 _engine = ["compiled"]
 
@@ -24,3 +27,17 @@ def set_engine(name: str) -> str:
 def current_engine() -> str:
     """The engine ``solve_ik`` uses: ``"compiled"`` or ``"python"``."""
     return _engine[0]
+
+
+@contextmanager
+def using_engine(name: str) -> Iterator[None]:
+    """Use engine ``name`` inside the ``with`` block, and the one before it after.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`ENGINES`.
+    """
+    previous = set_engine(name)
+    try:
+        yield
+    finally:
+        set_engine(previous)
