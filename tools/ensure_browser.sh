@@ -4,6 +4,7 @@
 # Without one the browser tests skip, saying why; under CI (CI set) they must run, so
 # finding none is an error here.
 set -u
+. "${0%/*}/apt_install.sh"
 
 find_browser() {
   if [ -n "${POSEKIT_BROWSER:-}" ]; then
@@ -23,25 +24,10 @@ if browser=$(find_browser); then
   exit 0
 fi
 
-how="there is no apt-get to install Debian's chromium with"
-if [ -z "${POSEKIT_BROWSER:-}" ] && command -v apt-get >/dev/null 2>&1; then
-  how="apt-get could not install Debian's chromium"
-  if [ "$(id -u)" = 0 ]; then
-    as_root=""
-  elif command -v sudo >/dev/null 2>&1; then
-    as_root="sudo"
-  else
-    as_root="none"
-    how="installing Debian's chromium needs root, and there is no sudo"
-  fi
-  if [ "$as_root" != none ]; then
-    echo "browser tests: installing Debian's chromium (apt-get)"
-    $as_root apt-get update -qq &&
-      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
-    if browser=$(find_browser); then
-      echo "browser tests: $browser"
-      exit 0
-    fi
+if [ -z "${POSEKIT_BROWSER:-}" ] && apt_install "browser tests" chromium; then
+  if browser=$(find_browser); then
+    echo "browser tests: $browser"
+    exit 0
   fi
 fi
 

@@ -7,6 +7,7 @@
 # Looked for: POSEKIT_NGINX (a path or a command), else nginx on POSEKIT_NGINX_PATH (by
 # default the PATH, then /usr/sbin and /usr/local/sbin, which a user's PATH may lack).
 set -u
+. "${0%/*}/apt_install.sh"
 
 find_nginx() {
   if [ -n "${POSEKIT_NGINX:-}" ]; then
@@ -21,26 +22,10 @@ if nginx=$(find_nginx); then
   exit 0
 fi
 
-how="there is no apt-get to install Debian's nginx with"
-if [ -z "${POSEKIT_NGINX:-}" ] && command -v apt-get >/dev/null 2>&1; then
-  how="apt-get could not install Debian's nginx"
-  if [ "$(id -u)" = 0 ]; then
-    as_root=""
-  elif command -v sudo >/dev/null 2>&1; then
-    as_root="sudo"
-  else
-    as_root="none"
-    how="installing Debian's nginx needs root, and there is no sudo"
-  fi
-  if [ "$as_root" != none ]; then
-    echo "cluster tests: installing Debian's nginx (apt-get)"
-    $as_root apt-get update -qq &&
-      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light ||
-      $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx
-    if nginx=$(find_nginx); then
-      echo "cluster tests: $nginx"
-      exit 0
-    fi
+if [ -z "${POSEKIT_NGINX:-}" ] && apt_install "cluster tests" nginx-light nginx; then
+  if nginx=$(find_nginx); then
+    echo "cluster tests: $nginx"
+    exit 0
   fi
 fi
 
