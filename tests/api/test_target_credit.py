@@ -79,6 +79,21 @@ def test_a_held_target_is_applied_when_the_answer_is_overdue() -> None:
     asyncio.run(scenario())
 
 
+def test_an_overdue_target_takes_the_other_waiting_ones_with_it() -> None:
+    async def scenario() -> None:
+        session = FakeSession()
+        credit = _credit(session, hold_s=0.05)
+        credit.offer("ee", _target(0.1), 1)
+        credit.offer("look", _target(0.2), 2)  # waits
+        time.sleep(0.1)  # overdue, before the loop ran the timer
+        credit.offer("ee", _target(0.3), 3)
+        assert session.applied == [("ee", 1), ("look", 2), ("ee", 3)]
+        assert credit.waiting == 0
+        credit.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_refused_target_leaves_nothing_to_wait_for() -> None:
     async def scenario() -> None:
         session = FakeSession(refuse={"nope"})

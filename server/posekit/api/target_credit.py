@@ -66,14 +66,12 @@ class TargetCredit:
 
     def offer(self, task: str, target: Target, ref: Any) -> None:
         """A target from the client: applied now, or kept until the previous is answered."""
-        if self._awaited is None or time.monotonic() - self._applied_at >= self._hold_s:
-            self._waiting.pop(task, None)
-            self._flush_with(task, target, ref)
-            return
         if self._waiting.pop(task, None) is not None:
             self.superseded += 1
         self._waiting[task] = (target, ref)
-        if self._timer is None:
+        if self._awaited is None or time.monotonic() - self._applied_at >= self._hold_s:
+            self._flush()
+        elif self._timer is None:
             delay = max(0.0, self._applied_at + self._hold_s - time.monotonic())
             self._timer = asyncio.get_running_loop().call_later(delay, self._overdue)
 
@@ -96,18 +94,14 @@ class TargetCredit:
         self._flush()
 
     def _flush(self) -> None:
-        if not self._waiting:
-            return
-        waiting, self._waiting = self._waiting, {}
-        *earlier, (task, (target, ref)) = waiting.items()
-        for name, (each, each_ref) in earlier:
-            self._apply(name, each, each_ref)
-        self._flush_with(task, target, ref)
-
-    def _flush_with(self, task: str, target: Target, ref: Any) -> None:
+        """Apply every waiting target in order; the answer to them is then awaited."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._apply(task, target, ref):
+        waiting, self._waiting = self._waiting, {}
+        applied = False
+        for task, (target, ref) in waiting.items():
+            applied = self._apply(task, target, ref) or applied
+        if applied:
             self._awaited = self._revision()
             self._applied_at = time.monotonic()
