@@ -7,9 +7,11 @@ Its fields are defined once, here; the websocket ``state`` message is
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+import msgspec
+import numpy as np
 
 from posekit.sessions import state_frame
 
@@ -67,7 +69,7 @@ class SessionState:
     def json(self) -> str:
         """The ``state`` message as JSON text, encoded once for all watchers."""
         if self._json is None:
-            self._json = json.dumps(self.message(), separators=(",", ":"))
+            self._json = _JSON.encode(self.message()).decode()
         return self._json
 
     def binary(self) -> bytes:
@@ -100,6 +102,17 @@ class SessionState:
 
 STATE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SessionState) if f.init)
 """The fields of a state message, in order (after its ``type``)."""
+
+
+def _plain(value: object) -> object:
+    """A NumPy scalar as the Python number it holds (for the JSON encoder)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a state holds a {type(value).__name__}, which JSON cannot encode")
+
+
+_JSON = msgspec.json.Encoder(enc_hook=_plain)
+"""Compact JSON; a non-finite number is written as ``null``."""
 
 
 def _restore(values: tuple[Any, ...], encoded: str | None, frame: bytes | None) -> SessionState:

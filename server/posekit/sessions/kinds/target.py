@@ -84,11 +84,22 @@ class Target(LeaveOut):
 
     def given(self) -> list[str]:
         """Names of the fields that are set."""
-        return [
-            k
-            for k in ("position", "wxyz", "direction", "q", "keyframe")
-            if getattr(self, k) is not None
-        ]
+        return [k for k in TARGET_FIELDS if getattr(self, k) is not None]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the field values (targets cross the pipe to the solver process
+        thousands of times a second; pydantic's pickling carries its whole state)."""
+        return _restore_target, (type(self), tuple(getattr(self, k) for k in TARGET_FIELDS))
+
+
+TARGET_FIELDS = ("position", "wxyz", "direction", "q", "keyframe")
+"""The fields of a :class:`Target`, in order."""
+
+
+def _restore_target(cls: type[Target], values: tuple[Any, ...]) -> Target:
+    return cls.model_construct(
+        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None}
+    )
 
 
 class PoseTarget(Target):
@@ -182,6 +193,11 @@ def unit(values: list[float], what: str) -> list[float]:
     return [v / norm for v in values]
 
 
+def is_unit(values: list[float] | None) -> bool:
+    """Whether ``values`` is a vector of norm 1 (to 1e-12), as :func:`unit` makes them."""
+    return values is not None and abs(sum(v * v for v in values) - 1.0) <= 1e-12
+
+
 class TargetShape(ABC):
     """What a kind's target looks like, and how an update completes it."""
 
@@ -204,9 +220,16 @@ class TargetShape(ABC):
     def merge(
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
-        """The canonical target after applying ``update`` to ``current``."""
+        """The canonical target after applying ``update`` to ``current``; ``update``
+        itself when it is canonical already (a replayed change)."""
         self.check(update, where)
+        if isinstance(update, self.model) and self._canonical(update, model):
+            return update
         return self._complete(current, update, model, where)
+
+    def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
+        """Whether ``target`` (of this shape's model, checked) is complete and normalised."""
+        return False
 
     @abstractmethod
     def _complete(
@@ -230,6 +253,9 @@ class PoseShape(TargetShape):
         # Values are validated already (finite, right sizes): build without re-validating.
         return PoseTarget.model_construct(position=list(position), wxyz=unit(list(wxyz), "wxyz"))
 
+    def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
+        return target.position is not None and is_unit(target.wxyz)
+
 
 class PointShape(TargetShape):
     model = PointTarget
@@ -240,6 +266,9 @@ class PointShape(TargetShape):
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
         return PointTarget.model_construct(position=list(update.position or []))
+
+    def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
+        return True
 
 
 class DirectionShape(TargetShape):
@@ -253,6 +282,9 @@ class DirectionShape(TargetShape):
         return DirectionTarget.model_construct(
             direction=unit(list(update.direction or []), "direction")
         )
+
+    def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
+        return is_unit(target.direction)
 
 
 class PostureShape(TargetShape):
@@ -273,6 +305,9 @@ class PostureShape(TargetShape):
         if len(q) != model.nq:
             raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
         return PostureTarget.model_construct(q=q)
+
+    def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
+        return target.q is not None and len(target.q) == model.nq
 
 
 def pose_target(pose: SE3 | None) -> Target:

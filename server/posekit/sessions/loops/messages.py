@@ -4,7 +4,8 @@ Named tuples: typed fields, and they pickle as compactly and quickly as plain tu
 (thousands cross the pipe every second).
 
 Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
-:class:`Close`, :class:`RobotChanged`, :class:`Stop`, :class:`Consumed`. Solver process → server: :class:`States` (one per pass,
+:class:`Close`, :class:`RobotChanged`, :class:`Stop`, :class:`Consumed`, and
+:class:`Batch` (several replays at once). Solver process → server: :class:`States` (one per pass,
 each state's JSON already encoded), :class:`Diverged` (a mirror could not be built or a
 replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
 (first, once the process is warm).
@@ -78,6 +79,14 @@ class Consumed(NamedTuple):
 
 
 ToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop | Consumed
+
+
+class Batch(NamedTuple):
+    """The :class:`Replay` and :class:`Consumed` messages of one event-loop turn of the
+    server process, in the order they were sent: one pickle and one write instead of one
+    per message."""
+
+    messages: list[ToSolver]
 
 
 class Solved(NamedTuple):

@@ -4,6 +4,7 @@ described in :mod:`posekit.sessions.loops.solver_processes`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import multiprocessing
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops import solver_worker
 from posekit.sessions.loops.messages import (
+    Batch,
     Consumed,
     Diverged,
     Export,
@@ -25,6 +27,7 @@ from posekit.sessions.loops.messages import (
     FromSolver,
     Open,
     Ready,
+    Replay,
     RobotChanged,
     States,
     Stop,
@@ -104,6 +107,8 @@ class SolverLink:
         self._reopens: dict[str, int] = {}  # session id → re-opens since its last state
         self._exports: dict[str, Future[dict[str, Any] | None]] = {}
         self._send_lock = threading.Lock()
+        self._outbox: list[ToSolver] = []  # replays of this event-loop turn, in order
+        self._flush_scheduled = False
         self._life_lock = threading.Lock()  # spawning vs. stopping
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
@@ -174,13 +179,39 @@ class SolverLink:
         return future.result(timeout)
 
     def send(self, message: ToSolver) -> None:
+        """Send ``message``, after the ones sent before it.
+
+        The :class:`Replay` and :class:`Consumed` messages sent from an event loop (a
+        client's targets, the watchers' credit) wait for the end of the loop's turn and
+        go together, as one :class:`Batch`; any other message, or one sent from another
+        thread, goes at once with the waiting ones.
+        """
+        try:
+            loop = asyncio.get_running_loop() if isinstance(message, Replay | Consumed) else None
+        except RuntimeError:
+            loop = None
         with self._send_lock:
-            if self._connection is None:
-                return
-            try:
-                self._connection.send(message)
-            except OSError:
-                pass  # the process died: the reader restarts it and re-opens every session
+            self._outbox.append(message)
+            if loop is None:
+                self._flush_outbox()
+            elif not self._flush_scheduled:
+                self._flush_scheduled = True
+                loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        with self._send_lock:
+            self._flush_scheduled = False
+            self._flush_outbox()
+
+    def _flush_outbox(self) -> None:
+        """Send the waiting messages (send lock held)."""
+        outbox, self._outbox = self._outbox, []
+        if self._connection is None or not outbox:
+            return
+        try:
+            self._connection.send(outbox[0] if len(outbox) == 1 else Batch(outbox))
+        except OSError:
+            pass  # the process died: the reader restarts it and re-opens every session
 
     # --------------------------------------------------------------- reading
     def _read(self) -> None:

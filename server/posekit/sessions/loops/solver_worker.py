@@ -12,6 +12,7 @@ its pipe:
 - :class:`RobotChanged`: a robot from files was added, removed or changed on disk; the
   registry follows and forgets its compiled models.
 - :class:`Close`, :class:`Stop`.
+- :class:`Batch`: several of the above, in order.
 
 and sends :class:`States` after each scheduler pass (each state's JSON already
 encoded) and :class:`Diverged` when a mirror cannot be built or a replayed change
@@ -41,6 +42,7 @@ from posekit.memory import limit_malloc_arenas
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops.batch_credit import BatchCredit
 from posekit.sessions.loops.messages import (
+    Batch,
     Close,
     Consumed,
     Diverged,
@@ -108,14 +110,16 @@ class MirrorHost:
                 self._take_loaded_models()
                 handled = 0
                 while handled < MAX_MESSAGES_PER_PASS and incoming.poll(0):
-                    message = self._connection.recv()
-                    if isinstance(message, Stop):
-                        return
-                    try:
-                        self.handle(message)
-                    except Exception:  # one bad message must not stop every mirror
-                        logger.exception("solver process: could not handle %r", message)
-                    handled += 1
+                    received = self._connection.recv()
+                    batch = received.messages if isinstance(received, Batch) else (received,)
+                    for message in batch:
+                        if isinstance(message, Stop):
+                            return
+                        try:
+                            self.handle(message)
+                        except Exception:  # one bad message must not stop every mirror
+                            logger.exception("solver process: could not handle %r", message)
+                    handled += len(batch)
                 held = self.credit.wait_s()  # the server process is behind: wait for it
                 delay = self.scheduler.step_due() if held == 0.0 else held
                 if held:
