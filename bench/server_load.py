@@ -17,6 +17,15 @@ stream. Printed per N:
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
                                 [--solver-processes N] [--scenario levels|heavy]
+                                [--format json|binary] [--target-hz 20] [--polite]
+
+``--format binary``: the clients ask for binary state frames (``?format=binary``) and
+decode them. ``--target-hz 0``: watch only — no targets; each session's target is moved
+once and its tolerance set out of reach, so it keeps stepping at 60 Hz, and the API
+process's CPU per state is what forwarding a state to its watcher costs. ``--polite``:
+a client sends a target only when the state answering its previous one has come (a tick
+that finds it unanswered sends nothing), as the stream's docs recommend; by default the
+clients are eager: a target every tick whatever they received.
 
 Scenario ``heavy`` (fair share): ``--light`` arm7 sessions as above beside ``--heavy``
 (3) sessions on Menagerie's ``unitree_g1`` (``MENAGERIE_ROOT``) whose collision-avoidance
@@ -46,10 +55,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from posekit.sessions import state_frame
 from websockets.asyncio.client import connect
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_HZ = 20.0
+KEEP_STEPPING = 1e-300  # [rad|m] the tolerance of watch-only sessions: they never park
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,19 @@ class Kind:
 
 
 LIGHT = Kind("light (arm7)", "arm7", "ee")
+
+
+@dataclass(frozen=True)
+class ClientMode:
+    """How the clients behave: the states' encoding they ask for, how often they send a
+    target, and whether they wait for the answer to their previous target (``polite``:
+    a tick whose previous target is unanswered sends nothing)."""
+
+    encoding: str = "json"
+    target_hz: float = TARGET_HZ
+    polite: bool = False
+
+
 HEAVY_DETECTION_M = 0.3
 
 
@@ -133,17 +157,24 @@ def start_server(port: int, environment: dict[str, str]) -> subprocess.Popen:
     raise RuntimeError("the server did not start")
 
 
-async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) -> None:
-    """Send targets at 20 Hz and read states until ``stop``."""
-    async with connect(url, max_size=1 << 22) as ws:
+async def drive(
+    url: str, load: SessionLoad, stop: asyncio.Event, phase: float, mode: ClientMode
+) -> None:
+    """Send targets at ``mode.target_hz`` (none at 0) and read states until ``stop``
+    (binary state frames are decoded with :func:`posekit.sessions.state_frame.decode`)."""
+    async with connect(f"{url}?format={mode.encoding}", max_size=1 << 22) as ws:
         json.loads(await ws.recv())  # hello
 
         async def send() -> None:
-            period = 1.0 / TARGET_HZ
+            if mode.target_hz <= 0.0:
+                return
+            period = 1.0 / mode.target_hz
             tick = time.monotonic() + phase * period
             while not stop.is_set():
                 await asyncio.sleep(max(0.0, tick - time.monotonic()))
                 tick += period
+                if mode.polite and load.next_ref < len(load.sent):
+                    continue  # the previous target is not answered yet
                 ref = len(load.sent)
                 angle = 2 * math.pi * 0.25 * time.monotonic() + phase * 6.28
                 x, y, z = load.center
@@ -155,7 +186,7 @@ async def drive(url: str, load: SessionLoad, stop: asyncio.Event, phase: float) 
         async def receive() -> None:
             async for raw in ws:  # every message is read and decoded, as a viewer would
                 now = time.perf_counter()
-                message = json.loads(raw)
+                message = state_frame.decode(raw) if isinstance(raw, bytes) else json.loads(raw)
                 if message["type"] != "state":
                     continue
                 if load.measuring:
@@ -211,7 +242,11 @@ async def heavy_kind(http: httpx.AsyncClient) -> Kind:
     return Kind("heavy (G1, collisions)", "unitree_g1", "left_palm", (limit,))
 
 
-async def create_sessions(http: httpx.AsyncClient, kind: Kind, count: int) -> list[SessionLoad]:
+async def create_sessions(
+    http: httpx.AsyncClient, kind: Kind, count: int, watch_only: bool = False
+) -> list[SessionLoad]:
+    """``count`` sessions of ``kind``; ``watch_only``: sessions that keep stepping without
+    targets (their target moved 10 cm once, a tolerance they never reach)."""
     loads = []
     for _ in range(count):
         session = (await http.post("/api/sessions", json={"robot": kind.robot})).json()
@@ -221,21 +256,40 @@ async def create_sessions(http: httpx.AsyncClient, kind: Kind, count: int) -> li
             answer.raise_for_status()
         task = (await http.get(f"/api/sessions/{sid}/tasks/{kind.task}")).json()
         loads.append(SessionLoad(sid, task["target"]["position"], kind))
+        if watch_only:
+            x, y, z = task["target"]["position"]
+            moved = {"target": {"position": [x, y + 0.1, z]}}
+            (
+                await http.patch(f"/api/sessions/{sid}/tasks/{kind.task}", json=moved)
+            ).raise_for_status()
+            tolerance = {"tolerance": KEEP_STEPPING}
+            (await http.patch(f"/api/sessions/{sid}/solver", json=tolerance)).raise_for_status()
     return loads
 
 
 async def run_level(
-    base: str, pid: int, groups: list[tuple[Kind, int]], seconds: float, warmup: float
+    base: str,
+    pid: int,
+    groups: list[tuple[Kind, int]],
+    seconds: float,
+    warmup: float,
+    mode: ClientMode,
 ) -> list[dict]:
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         loads = []
         for kind, count in groups:
-            loads += await create_sessions(http, kind, count)
+            loads += await create_sessions(http, kind, count, watch_only=mode.target_hz <= 0.0)
         stop = asyncio.Event()
         ws_base = base.replace("http", "ws", 1)
         clients = [
             asyncio.create_task(
-                drive(f"{ws_base}/api/sessions/{load.session_id}/stream", load, stop, i / len(loads))
+                drive(
+                    f"{ws_base}/api/sessions/{load.session_id}/stream",
+                    load,
+                    stop,
+                    i / len(loads),
+                    mode,
+                )
             )
             for i, load in enumerate(loads)
         ]
@@ -303,11 +357,29 @@ def main() -> None:
         help="POSEKIT_SOLVER_PROCESSES of the started server (default: the server's own)",
     )
     parser.add_argument(
+        "--format",
+        choices=["json", "binary"],
+        default="json",
+        help="how the clients ask for states: JSON messages or binary frames",
+    )
+    parser.add_argument(
+        "--target-hz",
+        type=float,
+        default=TARGET_HZ,
+        help="targets per second per client; 0: watch only (the server forwards states)",
+    )
+    parser.add_argument(
+        "--polite",
+        action="store_true",
+        help="clients send a target only once their previous one is answered",
+    )
+    parser.add_argument(
         "--capacity",
         type=float,
         help="POSEKIT_SOLVE_CAPACITY of the started server (0: never throttle)",
     )
     args = parser.parse_args()
+    mode = client_mode(args)
     server = None
     if args.url:
         base, pid = args.url.rstrip("/"), args.pid
@@ -327,15 +399,16 @@ def main() -> None:
             rows += run(heavy_scenario(base, pid, args))
         else:
             for count in (int(n) for n in args.sessions.split(",")):
-                rows += run(run_level(base, pid, [(LIGHT, count)], args.seconds, args.warmup))
+                rows += run(run_level(base, pid, [(LIGHT, count)], args.seconds, args.warmup, mode))
     finally:
         if server is not None:
             server.terminate()
             server.wait(10)
     print(
-        f"posekit server load ({args.scenario}): sessions at 60 Hz, targets at {TARGET_HZ:.0f} Hz per "
+        f"posekit server load ({args.scenario}): sessions at 60 Hz, targets at {args.target_hz:g} Hz per "
         f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, solver processes: "
-        f"{'server default' if args.solver_processes is None else args.solver_processes}"
+        f"{'server default' if args.solver_processes is None else args.solver_processes}, "
+        f"states as {args.format}, {'polite' if args.polite else 'eager'} clients"
     )
     header = (
         f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
@@ -355,11 +428,15 @@ def main() -> None:
         )
 
 
+def client_mode(args: argparse.Namespace) -> ClientMode:
+    return ClientMode(args.format, args.target_hz, args.polite)
+
+
 async def heavy_scenario(base: str, pid: int, args: argparse.Namespace) -> list[dict]:
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         heavy = await heavy_kind(http)
     groups = [(LIGHT, args.light), (heavy, args.heavy)]
-    return await run_level(base, pid, groups, args.seconds, args.warmup)
+    return await run_level(base, pid, groups, args.seconds, args.warmup, client_mode(args))
 
 
 if __name__ == "__main__":

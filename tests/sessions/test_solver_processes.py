@@ -300,3 +300,32 @@ def test_a_session_closed_before_it_is_attached_gets_no_mirror(
     processes.attach(session)
     assert session.id not in processes._link_of
     assert all(session.id not in link.sessions for link in processes._links)
+
+
+def test_replays_sent_from_an_event_loop_go_together_in_order(
+    manager: SessionManager, processes: SolverProcesses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Targets set on an event loop (a stream's) reach the solver process as one batch per
+    loop turn, in order: the mirror ends on the last one and echoes its ref."""
+    session = manager.create({"robot": "arm7", "solver": {"paused": True}})
+    mirrored_state(session)
+    link = processes._link_of[session.id]
+    sent: list[object] = []
+    real_send = link._connection.send  # type: ignore[union-attr]
+    monkeypatch.setattr(link._connection, "send", lambda m: (sent.append(m), real_send(m))[1])  # fmt: skip
+    positions = [[0.4, 0.01 * k, 0.35] for k in range(12)]
+
+    async def drag() -> None:
+        for k, position in enumerate(positions):
+            session.set_target("ee", {"position": position}, ref=k)
+        await asyncio.sleep(0)  # the end of this turn: the batch goes
+
+    asyncio.run(drag())
+    assert [type(m).__name__ for m in sent] == ["Batch"]
+    replays = sent[0].messages  # type: ignore[attr-defined]
+    assert [r.change.ref for r in replays] == list(range(12))
+    assert [r.revision for r in replays] == sorted(r.revision for r in replays)
+    session.set_solver({"paused": True})  # sent at once (not from a loop): a state follows
+    assert_mirrors(session, processes)
+    assert session.state.ref == 11
+    assert session.task("ee").target.position == positions[-1]

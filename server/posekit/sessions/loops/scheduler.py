@@ -244,6 +244,8 @@ class Scheduler:
     def _take_changes_due(self) -> list[_Due]:
         """Changes that came due during a pass, to step next in it."""
         taken: list[_Due] = []
+        if not self._changes:  # nothing to take (read without the lock: a hint)
+            return taken
         with self._cond:
             now = time.monotonic()
             self._prune(self._changes)
