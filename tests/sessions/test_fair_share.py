@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import pytest
 from posekit.sessions.loops.fair_share import FairShare, water_level
 from posekit.sessions.loops.scheduler import Scheduler
-from posekit.sessions.state import SessionState
-from posekit.sessions.subscription import SignalBatch
+from support.busy_session import BusySession
 from support.waiting import wait_for
 
 
@@ -65,33 +63,6 @@ def test_one_slow_step_cannot_park_a_session() -> None:
     assert share.period("hog", 1 / 60) == (pytest.approx(1.0), True)
     share.record("new", cost=2.0, rate_hz=60.0, running=True)  # its first step only
     assert share.period("new", 1 / 60) == (1 / 60, False)
-
-
-class BusySession:
-    """A loop session whose step burns ``cost`` seconds of CPU and never converges."""
-
-    def __init__(self, name: str, cost: float, rate_hz: float = 60.0) -> None:
-        self.id = self.robot = self.entry = name
-        self.closed = False
-        self.period = 1.0 / rate_hz
-        self.revision = 0
-        self.cost = cost
-        self.states: list[SessionState] = []
-        self._lock = threading.Lock()
-
-    def step(
-        self, batch: SignalBatch | None = None, throttled: bool = False, rate_hz: float = 0.0
-    ) -> SessionState:
-        end = time.thread_time() + self.cost
-        while time.thread_time() < end:
-            pass
-        state = SessionState(
-            len(self.states) + 1, time.time(), [], {}, False, "running", None, 0.0,
-            throttled=throttled, rate_hz=rate_hz,
-        )  # fmt: skip
-        with self._lock:
-            self.states.append(state)
-        return state
 
 
 def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:

@@ -4,7 +4,9 @@ Sessions wait in two heaps ordered by due time: *changes* (a session woken by a 
 target, weight, task…) and *cadence* (a running session's next regular step, one
 period after its previous one). The thread pops what is due — changes first — steps
 it (off the event loop) and puts it back one period later unless it parked
-(converged, failed or paused). Under overload due times slide instead of piling up,
+(converged, failed or paused). A change steps the session early, in place of its next
+cadence step, and the cadence goes on from that step's due time: changes are answered
+at once without raising the session's rate (which the stream would only drop). Under overload due times slide instead of piling up,
 the heap order keeps sessions round-robin, and interaction stays responsive because
 a change never waits behind the cadence backlog.
 
@@ -60,6 +62,7 @@ class _Slot:
     token: int = 0  # the valid heap entry's token; older entries are stale
     due: float | None = None  # when its valid entry is due; None: none (in flight, parked)
     urgent: bool = False  # whether that entry is a change (not a cadence step)
+    replaced: float | None = None  # when the cadence step a pending change replaced was due
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
     period: float | None = None  # [s] its period when throttled, else None
 
@@ -136,6 +139,8 @@ class Scheduler:
             if slot.due is not None:
                 if slot.urgent and slot.due <= at:
                     return
+                if not slot.urgent:
+                    slot.replaced = slot.due
                 at = min(at, slot.due)
             self._push(session, slot, at, urgent=True)
 
@@ -272,14 +277,19 @@ class Scheduler:
         self.fair_share.record(session, time.thread_time() - cpu, 1.0 / session.period, keep_going)
         with self._cond:
             slot = self._slots.get(session)
+            replaced = None
             if slot is not None:
                 slot.last_step = time.monotonic()
                 slot.period = period if throttled else None
+                replaced, slot.replaced = slot.replaced, None
         self.steps += 1
         if self.on_step is not None:
             self.on_step(solve_us)
         if keep_going:
-            self._schedule_next(session, max(item.at + period, time.monotonic()))
+            # A change step takes the place of the cadence step it came before: the
+            # cadence goes on from that step's due time, so changes do not add steps.
+            due = replaced if item.urgent and replaced is not None else item.at
+            self._schedule_next(session, max(due + period, time.monotonic()))
 
 
 class _Due(NamedTuple):
