@@ -144,3 +144,32 @@ def test_without_the_libraries_every_step_takes_the_python_path(
         np.testing.assert_array_equal(
             velocity, posekit.solve_ik(configuration, [task], 0.02, "daqp")
         )
+
+
+# TINY's robot (body 1) and a free box beside it: DoFs outside body 1's subtree.
+TWO_BODIES = mujoco.MjModel.from_xml_string(
+    TINY_XML.replace(
+        "  </worldbody>",
+        '    <body name="box" pos="1 0 1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/>'
+        '<body name="lid"><joint axis="1 0 0"/><geom size="0.05" mass="0.3"/></body>'
+        "</body>\n  </worldbody>",
+    )
+)
+
+
+@pytest.mark.parametrize("model", [TINY, TWO_BODIES], ids=["tiny", "two_bodies"])
+def test_compiled_com_jacobian_is_mujocos(model: mujoco.MjModel) -> None:
+    """The CoM rows' Jacobian, one pass over the DoFs, is ``mj_jacSubtreeCom``'s (H = JᵀJ)."""
+    rng = np.random.default_rng(1)
+    configuration = posekit.Configuration(model)
+    task = posekit.ComTask(cost=1.0)
+    task.set_target(np.zeros(3))
+    for _ in range(20):
+        configuration.update(random_configuration(model, rng))
+        posekit.solve_ik(configuration, [task], 0.01, "daqp", damping=0.0, limits=[])
+        hessian = compiled_engine.plan_for(configuration, [task], 0.01, 0.0, []).last_qp().H
+        jacobian = np.zeros((3, model.nv))
+        mujoco.mj_jacSubtreeCom(model, configuration.data, jacobian, 1)
+        np.testing.assert_allclose(hessian, jacobian.T @ jacobian, rtol=0, atol=1e-12)
+    if model is TWO_BODIES:
+        assert not np.any(jacobian[:, -7:])  # the box's DoFs: zero columns, and compiled so
