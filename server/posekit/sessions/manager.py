@@ -14,42 +14,29 @@ changes (websocket targets, viewer drags, solved q) are stored within
 session.
 
 In a cluster it solves only the sessions whose lease it holds
-(:mod:`posekit.sessions.ownership`); without one, no lease logic runs at all.
+(:mod:`posekit.sessions.ownership`); without one, no lease logic runs at all. The
+sessions, live and unloaded, and what they share (caps, saves, listeners, the lease
+keeper and the housekeeping thread) are its core, :mod:`posekit.sessions.manager_core`.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from posekit.robots import RobotRegistry
-from posekit.sessions.caps import StackCaps
-from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
+from posekit.sessions.errors import InvalidRequest, SessionNotFound
 from posekit.sessions.info import SessionInfo
 from posekit.sessions.initial_spec import initial_spec
-from posekit.sessions.lease_keeper import LeaseKeeper
-from posekit.sessions.leases import Leases, LocalLeases
-from posekit.sessions.loops.scheduler import Scheduler
-from posekit.sessions.loops.solve_loop import SolveLoop
 from posekit.sessions.ownership import ClusterOwnership
-from posekit.sessions.persistence import Persistence, Snapshot
 from posekit.sessions.session import Session
 from posekit.sessions.session_spec import CREATE_SESSION, CreateSession, NewSession, RestoreSession
-from posekit.sessions.store import NullStore, SessionStore
 from posekit.sessions.unloaded import UNAVAILABLE, UNLOADED, UnloadedSession
-from posekit.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
-ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
-RETRY_UNAVAILABLE_S = 30.0  # [s] between two attempts to restore an unavailable session
 
 
 class SessionManager(ClusterOwnership):
@@ -69,7 +56,7 @@ class SessionManager(ClusterOwnership):
         idle_unload_s: Unload sessions without watchers that nobody used for this
             many seconds (0: never).
         flush_interval: Seconds between two saves of a changed session (and between
-            two checks for idle sessions).
+            two checks for idle sessions; :mod:`~posekit.sessions.housekeeping`).
         solve_loop: What steps the sessions: a :class:`Scheduler` thread in this process
             by default, or :class:`~posekit.sessions.loops.solver_processes.SolverProcesses`.
         leases: Which sessions this replica may solve (:class:`LocalLeases`, all of
@@ -77,44 +64,6 @@ class SessionManager(ClusterOwnership):
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """
-
-    def __init__(
-        self,
-        registry: RobotRegistry | None = None,
-        store: SessionStore | None = None,
-        *,
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-        max_stored_sessions: int | None = None,
-        max_tasks: int | None = None,
-        max_limits: int | None = None,
-        max_collision_pairs: int | None = None,
-        idle_unload_s: float = 0.0,
-        flush_interval: float = 0.5,
-        solve_loop: SolveLoop | None = None,
-        leases: Leases | None = None,
-    ) -> None:
-        self.registry = registry if registry is not None else RobotRegistry()
-        self.store: SessionStore = store if store is not None else NullStore()
-        self.max_sessions = max_sessions
-        self.max_stored_sessions = max_stored_sessions
-        self.max_tasks = max_tasks
-        self.caps = StackCaps(max_tasks, max_limits, max_collision_pairs)
-        self.idle_unload_s = idle_unload_s
-        self.solve_loop: SolveLoop = solve_loop if solve_loop is not None else Scheduler()
-        self._sessions: dict[str, Session] = {}
-        self._unloaded: dict[str, UnloadedSession] = {}
-        self._close_listeners: list[Callable[[str], None]] = []
-        self._lock = threading.Lock()
-        self._revive_lock = threading.Lock()
-        self._persistence = Persistence(self.store)
-        self._flush_interval = flush_interval
-        self._stop_flushing = threading.Event()
-        self._flusher: threading.Thread | None = None
-        self._started = False
-        self._next_retry = 0.0
-        self.leases: Leases = leases if leases is not None else LocalLeases()
-        self.keeper = LeaseKeeper(self.leases, self, self.leases.ttl_s)
-        """Renews the leases and takes over expired ones (in a cluster, once started)."""
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -129,12 +78,7 @@ class SessionManager(ClusterOwnership):
         else:
             for stored in self._persistence.load():
                 self._restore(stored.session_id, stored.spec)
-        if self._flusher is None:
-            self._stop_flushing.clear()
-            self._flusher = threading.Thread(
-                target=self._housekeeping_loop, name="posekit-housekeeping", daemon=True
-            )
-            self._flusher.start()
+        self._housekeeper.start()
 
     def shutdown(self) -> None:
         """Store every live session, end every subscription and stop the solve loop.
@@ -142,12 +86,8 @@ class SessionManager(ClusterOwnership):
         Sessions stay in the store: a restart restores them.
         """
         self._started = False
-        self._next_retry = 0.0
         self.keeper.stop()
-        if self._flusher is not None:
-            self._stop_flushing.set()
-            self._flusher.join(5.0)
-            self._flusher = None
+        self._housekeeper.stop()
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
@@ -216,27 +156,6 @@ class SessionManager(ClusterOwnership):
         self.solve_loop.attach(session)
         return session
 
-    def _check_capacity(self) -> None:
-        if len(self._sessions) >= self.max_sessions:
-            raise SessionLimitReached(
-                f"this server already runs {len(self._sessions)} sessions (the maximum is "
-                f"{self.max_sessions}); delete one first"
-            )
-
-    def _check_stored_capacity(self) -> None:
-        stored = len(self._sessions) + len(self._unloaded)
-        if self.max_stored_sessions is not None and stored >= self.max_stored_sessions:
-            raise SessionLimitReached(
-                f"this server keeps {stored} sessions, {len(self._unloaded)} of them "
-                f"unloaded (the maximum is {self.max_stored_sessions}); delete one first"
-            )
-
-    def _new_id(self) -> str:
-        while True:
-            session_id = secrets.token_urlsafe(ID_BYTES)
-            if session_id not in self._sessions and session_id not in self._unloaded:
-                return session_id
-
     def get(self, session_id: str) -> Session:
         """The session with this id (revived if it was unloaded), or :class:`SessionNotFound`.
 
@@ -263,29 +182,6 @@ class SessionManager(ClusterOwnership):
         session = self.get(session_id)
         yield session
         self._confirm_stored(session, self.save_now(session))
-
-    def save_now(self, session: Session) -> bool:
-        """Store the session as it is now (in order with every other save of it); True
-        when stored."""
-        return self._persistence.save(session.id, self._snapshot(session))
-
-    def sessions(self) -> list[Session]:
-        """Live sessions, oldest first."""
-        return sorted(self._sessions.values(), key=lambda s: s.created)
-
-    def unloaded(self) -> list[UnloadedSession]:
-        """Sessions unloaded after being idle, oldest first (revived by :meth:`get`)."""
-        with self._lock:
-            return sorted(self._unloaded.values(), key=lambda u: u.summary.created)
-
-    def on_session_closed(self, listener: Callable[[str], None]) -> None:
-        """Call ``listener(session_id)`` after a session is deleted or unloaded."""
-        self._close_listeners.append(listener)
-
-    def count(self) -> int:
-        """Number of live sessions (the manager defines no ``__len__``: an empty manager
-        must stay truthy in ``manager or SessionManager()``)."""
-        return len(self._sessions)
 
     def delete(self, session_id: str) -> None:
         """Stop and forget a session (its watchers are told, and the store forgets it)."""
@@ -374,39 +270,3 @@ class SessionManager(ClusterOwnership):
                     self._revive(unloaded.summary.id)
                 except Exception as exc:
                     logger.info("session %s still unavailable: %s", unloaded.summary.id, exc)
-
-    def _notify_closed(self, session_id: str) -> None:
-        for listener in self._close_listeners:
-            try:
-                listener(session_id)
-            except Exception:
-                logger.exception("session-closed listener failed for %s", session_id)
-
-    # ----------------------------------------------------------- persistence
-    def _mark_dirty(self, session: Session) -> None:
-        self._persistence.mark_dirty(session.id)
-
-    @staticmethod
-    def _snapshot(session: Session) -> Snapshot:
-        return lambda: session.spec().model_dump(mode="json")
-
-    def flush(self) -> None:
-        """Store every live session changed since the last flush."""
-        self._persistence.flush(
-            lambda sid: self._snapshot(s) if (s := self._sessions.get(sid)) is not None else None
-        )
-
-    def _housekeeping_loop(self) -> None:
-        """Every ``flush_interval``: store changed sessions, unload idle ones, retry the
-        unavailable ones (every ``RETRY_UNAVAILABLE_S``), release the robot models no
-        session uses any more."""
-        while not self._stop_flushing.wait(self._flush_interval):
-            self.flush()
-            try:
-                self.unload_idle()
-            except Exception:
-                logger.exception("could not unload idle sessions")
-            if time.monotonic() >= self._next_retry:
-                self._next_retry = time.monotonic() + RETRY_UNAVAILABLE_S
-                self.retry_unavailable()
-            self.registry.expire()

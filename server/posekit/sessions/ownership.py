@@ -2,8 +2,9 @@
 their leases (:mod:`posekit.sessions.leases`), and the cluster-wide listing.
 
 :class:`ClusterOwnership` is a part of :class:`~posekit.sessions.manager.SessionManager`
-(a mixin: the manager's own attributes, declared below); with :class:`LocalLeases` none
-of its paths is taken except :meth:`~ClusterOwnership.listing`'s local one.
+(its base, built on :class:`~posekit.sessions.manager_core.ManagerCore`: the sessions
+and their lock); with :class:`LocalLeases` none of its paths is taken except
+:meth:`~ClusterOwnership.listing`'s local one.
 
 Rules (README, "Running several replicas"):
 
@@ -18,49 +19,20 @@ Rules (README, "Running several replicas"):
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any
 
 from posekit.sessions.errors import SessionNotFound
 from posekit.sessions.info import SessionInfo
-from posekit.sessions.leases import Leases, TakenSession
+from posekit.sessions.leases import TakenSession
 from posekit.sessions.listing import cluster_listing
-from posekit.sessions.persistence import Persistence
+from posekit.sessions.manager_core import ManagerCore
 from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CreateSession
-from posekit.sessions.unloaded import UnloadedSession
 
 logger = logging.getLogger(__name__)
 
 
-class ClusterOwnership:
+class ClusterOwnership(ManagerCore):
     """Lease-driven ownership of sessions, for the session manager (module docstring)."""
-
-    leases: Leases
-    max_sessions: int
-    _sessions: dict[str, Session]
-    _lock: threading.Lock
-    _revive_lock: threading.Lock
-    _persistence: Persistence
-
-    if TYPE_CHECKING:  # the manager's own methods
-
-        def _create(
-            self,
-            request: CreateSession | Mapping[str, Any] | None,
-            session_id: str | None,
-            reviving: bool,
-        ) -> Session: ...
-
-        def _check_capacity(self) -> None: ...
-
-        def _notify_closed(self, session_id: str) -> None: ...
-
-        def sessions(self) -> list[Session]: ...
-
-        def unloaded(self) -> list[UnloadedSession]: ...
 
     def _take_over(self, session_id: str) -> Session:
         """Take the lease of a session stored but solved nowhere here, and restore it
