@@ -107,7 +107,7 @@ class SolverLink:
         self._reopens: dict[str, int] = {}  # session id → re-opens since its last state
         self._exports: dict[str, Future[dict[str, Any] | None]] = {}
         self._send_lock = threading.Lock()
-        self._outbox: list[ToSolver] = []  # replays of this event-loop turn, in order
+        self._outbox: list[ToSolver] = []  # this event-loop turn's messages, in order
         self._flush_scheduled = False
         self._life_lock = threading.Lock()  # spawning vs. stopping
         self._process: BaseProcess | None = None
