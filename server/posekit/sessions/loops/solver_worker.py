@@ -271,8 +271,11 @@ class MirrorHost:
 def main(connection: Connection, registry: RobotRegistry, capacity: float = math.inf) -> None:
     """Entry point of a solver process (``capacity``: its scheduler's fair share)."""
     limit_malloc_arenas()
-    # Ctrl-C reaches the whole process group: the server stops this process itself.
+    # Ctrl-C, `timeout` and systemd signal the whole process group (or cgroup): the
+    # server process stops this one itself (a Stop message, then SIGKILL), and without
+    # it this one ends on its pipe's EOF; dying first would only be restarted.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format="%(processName)s %(levelname)s %(message)s")
     compile_kernels()  # before the first session, not during its first steps
     host = MirrorHost(connection, registry, capacity)
