@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-stamp
 SHARED_MENAGERIE := $(abspath ../shared/menagerie)
 export MENAGERIE_ROOT ?= $(if $(wildcard $(SHARED_MENAGERIE)),$(SHARED_MENAGERIE),)
 
-.PHONY: run test lint bench browser nginx lock clean
+.PHONY: run test lint bench browser nginx compose lock clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
@@ -36,7 +36,11 @@ browser:
 nginx:
 	@sh tools/ensure_nginx.sh
 
-test: $(DEV_STAMP) browser nginx
+# A compose CLI to validate the compose files with: found, or installed through apt.
+compose:
+	@sh tools/ensure_compose.sh
+
+test: $(DEV_STAMP) browser nginx compose
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
