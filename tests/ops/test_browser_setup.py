@@ -10,55 +10,40 @@ from pathlib import Path
 
 import pytest
 from support.browser import find_browser, require_browser
-
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "ensure_browser.sh"
-SH = "/bin/sh"
-
-
-def _tool(folder: Path, name: str, body: str) -> Path:
-    path = folder / name
-    path.write_text(f"#!{SH}\n{body}\n")
-    path.chmod(0o755)
-    return path
+from support.setup_steps import SH, fake_tool, run_step
 
 
 def _step(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The browser step with only ``path`` on the PATH (no real browser, apt or sudo)."""
-    return subprocess.run(
-        [SH, str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": str(path), **env},
-    )
+    return run_step("ensure_browser.sh", path, **env)
 
 
 def test_a_browser_on_the_path_is_used(tmp_path: Path) -> None:
-    browser = _tool(tmp_path, "google-chrome", "exit 0")
+    browser = fake_tool(tmp_path, "google-chrome", "exit 0")
     result = _step(tmp_path)
     assert result.returncode == 0 and str(browser) in result.stdout
     assert "installing" not in result.stdout
 
 
 def test_posekit_browser_names_it(tmp_path: Path) -> None:
-    _tool(tmp_path, "chromium", "exit 0")
-    mine = _tool(tmp_path, "my-chromium", "exit 0")
+    fake_tool(tmp_path, "chromium", "exit 0")
+    mine = fake_tool(tmp_path, "my-chromium", "exit 0")
     assert str(mine) in _step(tmp_path, POSEKIT_BROWSER=str(mine)).stdout
     missing = _step(tmp_path, POSEKIT_BROWSER="no-such-browser")
     assert missing.returncode == 0 and "POSEKIT_BROWSER=no-such-browser" in missing.stderr
 
 
 def test_without_a_browser_apt_installs_debians_chromium(tmp_path: Path) -> None:
-    _tool(tmp_path, "id", "echo 0")  # root: apt-get without sudo
+    fake_tool(tmp_path, "id", "echo 0")  # root: apt-get without sudo
     log = tmp_path / "apt.log"
-    _tool(
+    fake_tool(
         tmp_path,
         "apt-get",
         f'echo "$@" >> {log}\n'
         f'case "$*" in *install*) printf "#!{SH}\\nexit 0\\n" > {tmp_path}/chromium; '
         f"/bin/chmod +x {tmp_path}/chromium;; esac",
     )
-    _tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
+    fake_tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
     result = _step(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "installing Debian's chromium" in result.stdout
@@ -79,7 +64,7 @@ def test_the_tests_find_the_same_browser(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("POSEKIT_BROWSER", raising=False)
     assert find_browser() is None
-    browser = _tool(tmp_path, "chromium-browser", "exit 0")
+    browser = fake_tool(tmp_path, "chromium-browser", "exit 0")
     assert find_browser() == str(browser)
     monkeypatch.setenv("POSEKIT_BROWSER", "nowhere")
     assert find_browser() is None

@@ -7,53 +7,39 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "ensure_compose.sh"
-SH = "/bin/sh"
-
-
-def _tool(folder: Path, name: str, body: str) -> Path:
-    path = folder / name
-    path.write_text(f"#!{SH}\n{body}\n")
-    path.chmod(0o755)
-    return path
+from support.setup_steps import SH, fake_tool, run_step
 
 
 def _step(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The compose step with only ``path`` to look in (no real docker, apt or sudo)."""
-    return subprocess.run(
-        [SH, str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": str(path), **env},
-    )
+    return run_step("ensure_compose.sh", path, **env)
 
 
 def test_docker_compose_there_is_used(tmp_path: Path) -> None:
-    _tool(tmp_path, "docker", '[ "$1 $2" = "compose version" ]')
+    fake_tool(tmp_path, "docker", '[ "$1 $2" = "compose version" ]')
     result = _step(tmp_path)
     assert result.returncode == 0 and "docker compose" in result.stdout
     assert "installing" not in result.stdout
 
 
 def test_a_docker_without_compose_falls_back_to_docker_compose(tmp_path: Path) -> None:
-    _tool(tmp_path, "docker", "exit 1")  # the client alone, as on this machine
-    compose = _tool(tmp_path, "docker-compose", "exit 0")
+    fake_tool(tmp_path, "docker", "exit 1")  # the client alone, as on this machine
+    compose = fake_tool(tmp_path, "docker-compose", "exit 0")
     result = _step(tmp_path)
     assert result.returncode == 0 and str(compose) in result.stdout
 
 
 def test_without_one_apt_installs_debians(tmp_path: Path) -> None:
     log = tmp_path / "apt.log"
-    _tool(tmp_path, "id", "echo 0")  # root: no sudo
-    _tool(
+    fake_tool(tmp_path, "id", "echo 0")  # root: no sudo
+    fake_tool(
         tmp_path,
         "apt-get",
         f'echo "$@" >> {log}\n'
         f'case "$*" in *"install -y -qq docker-compose"*) printf "#!{SH}\\nexit 0\\n" > '
         f"{tmp_path}/docker-compose; /bin/chmod +x {tmp_path}/docker-compose;; esac",
     )
-    _tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
+    fake_tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
     result = _step(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "installing Debian's docker-compose" in result.stdout

@@ -9,48 +9,33 @@ from pathlib import Path
 
 import pytest
 from support.nginx import find_nginx
-
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "ensure_nginx.sh"
-SH = "/bin/sh"
-
-
-def _tool(folder: Path, name: str, body: str) -> Path:
-    path = folder / name
-    path.write_text(f"#!{SH}\n{body}\n")
-    path.chmod(0o755)
-    return path
+from support.setup_steps import SH, fake_tool, run_step
 
 
 def _step(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The nginx step with only ``path`` to look in (no real nginx, apt or sudo)."""
-    return subprocess.run(
-        [SH, str(SCRIPT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": str(path), "POSEKIT_NGINX_PATH": str(path), **env},
-    )
+    return run_step("ensure_nginx.sh", path, POSEKIT_NGINX_PATH=str(path), **env)
 
 
 def test_an_nginx_there_is_used(tmp_path: Path) -> None:
-    nginx = _tool(tmp_path, "nginx", "exit 0")
+    nginx = fake_tool(tmp_path, "nginx", "exit 0")
     result = _step(tmp_path)
     assert result.returncode == 0 and str(nginx) in result.stdout
     assert "installing" not in result.stdout
 
 
 def test_without_nginx_apt_installs_debians(tmp_path: Path) -> None:
-    _tool(tmp_path, "id", "echo 1000")  # not root: through sudo
+    fake_tool(tmp_path, "id", "echo 1000")  # not root: through sudo
     log = tmp_path / "apt.log"
-    _tool(tmp_path, "sudo", f'echo sudo >> {log}\n"$@"')
-    _tool(
+    fake_tool(tmp_path, "sudo", f'echo sudo >> {log}\n"$@"')
+    fake_tool(
         tmp_path,
         "apt-get",
         f'echo "$@" >> {log}\n'
         f'case "$*" in *"install -y -qq nginx-light"*) printf "#!{SH}\\nexit 0\\n" > '
         f"{tmp_path}/nginx; /bin/chmod +x {tmp_path}/nginx;; esac",
     )
-    _tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
+    fake_tool(tmp_path, "env", 'shift; "$@"')  # env DEBIAN_FRONTEND=… apt-get …
     result = _step(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "installing Debian's nginx" in result.stdout and f"{tmp_path}/nginx" in result.stdout
@@ -73,7 +58,7 @@ def test_the_tests_find_the_same_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setenv("POSEKIT_NGINX_PATH", str(tmp_path))
     monkeypatch.delenv("POSEKIT_NGINX", raising=False)
     assert find_nginx() is None
-    nginx = _tool(tmp_path, "nginx", "exit 0")
+    nginx = fake_tool(tmp_path, "nginx", "exit 0")
     assert find_nginx() == str(nginx)
     monkeypatch.setenv("POSEKIT_NGINX", "no-such-nginx")
     assert find_nginx() is None
