@@ -61,13 +61,12 @@ from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.kinds import Target
+from posekit.sessions.kinds.target import TARGET_FIELDS
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
-
-TARGET_KEYS = ("position", "wxyz", "direction", "q", "keyframe")
 
 
 def _ref_of(raw: str | bytes) -> Any:
@@ -121,7 +120,7 @@ def handle_client_message(
         subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
         return None
     target = Target.model_construct(
-        **{k: v for k in TARGET_KEYS if (v := getattr(message, k)) is not None}
+        **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
     )
     credit.offer(message.task, target, message.ref)
     return None

@@ -92,7 +92,7 @@ class Target(LeaveOut):
         return _restore_target, (type(self), tuple(getattr(self, k) for k in TARGET_FIELDS))
 
 
-TARGET_FIELDS = ("position", "wxyz", "direction", "q", "keyframe")
+TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 """The fields of a :class:`Target`, in order."""
 
 
