@@ -1,4 +1,4 @@
-# Sourced by tools/ensure_*.sh. apt_install LABEL PACKAGE [FALLBACK]: install Debian's
+# Sourced by tools/ensure_*.sh (with give_up, below). apt_install LABEL PACKAGE [FALLBACK]: install Debian's
 # PACKAGE (FALLBACK when PACKAGE fails) with apt-get, through sudo when not root. Returns
 # 0 when apt-get ran; otherwise sets $how to why it could not try.
 apt_install() {
@@ -21,4 +21,16 @@ apt_install() {
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" ||
     { [ -n "$fallback" ] && $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$fallback"; }
   return 0
+}
+
+# give_up REASON IN_CI OUTSIDE: nothing found to run some tests with. Under CI (CI set)
+# that is an error ("error: REASON; IN_CI", exit 1); elsewhere a note ("note: REASON;
+# OUTSIDE", exit 0) and the tests skip, saying why.
+give_up() {
+  if [ -n "${CI:-}" ]; then
+    echo "error: $1; $2" >&2
+    exit 1
+  fi
+  echo "note: $1; $3" >&2
+  exit 0
 }

@@ -36,9 +36,4 @@ if [ -n "${POSEKIT_BROWSER:-}" ]; then
 else
   reason="no Chromium found (chromium, chromium-browser, google-chrome on the PATH, or POSEKIT_BROWSER), and $how"
 fi
-if [ -n "${CI:-}" ]; then
-  echo "error: $reason; CI runs the browser tests" >&2
-  exit 1
-fi
-echo "note: $reason; the browser tests will be skipped" >&2
-exit 0
+give_up "$reason" "CI runs the browser tests" "the browser tests will be skipped"

@@ -28,9 +28,4 @@ if apt_install "compose files" docker-compose; then
 fi
 
 reason="no compose CLI found (docker compose or docker-compose), and $how"
-if [ -n "${CI:-}" ]; then
-  echo "error: $reason; CI validates the compose files" >&2
-  exit 1
-fi
-echo "note: $reason; the compose files will not be validated" >&2
-exit 0
+give_up "$reason" "CI validates the compose files" "the compose files will not be validated"

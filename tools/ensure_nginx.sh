@@ -34,9 +34,4 @@ if [ -n "${POSEKIT_NGINX:-}" ]; then
 else
   reason="no nginx found (nginx on the PATH or in /usr/sbin, or POSEKIT_NGINX), and $how"
 fi
-if [ -n "${CI:-}" ]; then
-  echo "error: $reason; CI runs the cluster tests" >&2
-  exit 1
-fi
-echo "note: $reason; the cluster tests will be skipped" >&2
-exit 0
+give_up "$reason" "CI runs the cluster tests" "the cluster tests will be skipped"
