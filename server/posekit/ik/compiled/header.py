@@ -44,12 +44,16 @@ H_LIMITS = 30
 H_DAQP = 31  # address of daqp's DAQPProblem, DAQPResult and DAQPSettings (daqp_call)
 H_SENSE = 32  # address of daqp's int32 sense array
 H_SEGMENTS = 33  # address of an int64 scratch: (first row, rows, columns address, count) per task
-H_STATUS = 34  # out: daqp's exit flag (0 before a solve)
+H_STATUS = 34  # out: daqp's exit flag (0 before a solve; DAQP_OPTIMAL when guessed)
 H_ROWS_G = 36  # out: inequality rows of the last step
 H_ROWS_A = 37  # out: equality rows of the last step
 H_HAVE_BOUNDS = 35  # out: 1 when the last step had simple bounds
 H_EFC_READY = 38  # scratch: 1 once this step's constraint rows are made (mj_makeConstraint)
 H_FN = 39  # function table, FUNCTION_COUNT slots (symbols.FN_*)
+H_GUESSED = 57  # out: 1 when the last QP was solved on the guessed active set (no daqp)
+H_GUESS_SKIP = 58  # steps left before the active set is guessed again
+H_GUESS_MISSES = 59  # guesses that failed in a row
+H_FREE = 60  # address of an int64 scratch of nv: the free variables of the guess
 
 # --- floats header ------------------------------------------------------------------
 F_DAMPING = 0
@@ -68,6 +72,7 @@ W_DIAG = 71  # weighted errors of the diagonal tasks (one block of nv each)
 W_DENSE = 72  # scratch: a dense nv × nv objective
 W_GRAM = 73  # scratch: one task's rows packed by column (nv × rows)
 W_GRAM_ROWS = 74  # rows of the largest residual task
+W_GUESS = 75  # the guess: Cholesky factor (nv × nv), held sides (nv), reduced rhs (nv)
 HEADER_INTS = 80
 
 # --- record prefix ------------------------------------------------------------------
@@ -96,4 +101,5 @@ L_FREE_JOINT_VELOCITY = 23
 L_COLLISION = 24
 
 DAQP_EQUALITY = 5
+DAQP_OPTIMAL = 1  # daqp's exit flag for a solution (set too when the guess solved it)
 """daqp's ``sense`` flag of an equality row."""

@@ -31,7 +31,7 @@ class Layout:
     Attributes:
         ints, floats, work: The plan's arrays.
         placements: Per packed object, ``(record offset, float offset, diagonal slot)``.
-        buffers: Other arrays the step uses (segments, sense), kept alive by the plan.
+        buffers: Other arrays the step uses (segments, sense, free), kept alive by the plan.
     """
 
     def __init__(self, model: mujoco.MjModel, packs: list[tuple[object, str, Packed]]) -> None:
@@ -75,7 +75,9 @@ class Layout:
         self.work = np.zeros(self._work_layout(nv, residual_rows, qp_rows, diagonal, dense))
         segments = np.zeros(4 * max(1, roles.count("task")), dtype=np.int64)
         sense = np.zeros(nv + qp_rows, dtype=np.int32)
-        self.buffers = [segments, sense]
+        free = np.zeros(max(1, nv), dtype=np.int64)
+        self.buffers = [segments, sense, free]
+        self.ints[h.H_FREE] = free.ctypes.data
         self.ints[h.H_SEGMENTS] = segments.ctypes.data
         self.ints[h.H_SENSE] = sense.ctypes.data
         self._header(model)
@@ -93,6 +95,7 @@ class Layout:
             (h.W_DIAG, diagonal * nv),
             (h.W_DENSE, nv * nv if dense else 0),
             (h.W_GRAM, self.ints[h.W_GRAM_ROWS] * nv),
+            (h.W_GUESS, nv * nv + 2 * nv),
         )
         offset = 0
         for slot, size in sizes:

@@ -137,6 +137,12 @@ class Plan:
         start = int(self._work.ctypes.data) + 8 * int(ints[h.W_QP])
         return qp_kernel.area_addresses(start, nv, int(ints[h.W_QP_ROWS]), int(ints[h.H_SENSE]))
 
+    @property
+    def guessed(self) -> bool:
+        """Whether the last step's QP was solved on the guessed active set, without daqp
+        (:mod:`~posekit.ik.compiled.active_set_guess`)."""
+        return bool(self._ints[h.H_GUESSED])
+
     def last_qp(self) -> QuadraticProgram:
         """The QP of the last step (copies), as the Python path's ``assemble_qp`` gives it.
 

@@ -8,7 +8,10 @@ then the constraint tasks' rows :math:`A \Delta q = b` in task order. daqp recei
 .. math:: \text{rows } [G; A], \quad b_u = [u; h; b], \quad b_l = [l; -\infty; b],
           \quad \text{sense} = [0 \dots 0; 0 \dots 0; 5 \dots 5],
 
-without the bounds when no limit has any. Adding a limit kind: its ``bounds`` and/or
+without the bounds when no limit has any. Without equality rows, the QP is first solved
+on the last step's active set and that answer taken when it is optimal
+(:mod:`.active_set_guess`; daqp is not called then, and ``lam`` keeps daqp's last
+multipliers). Adding a limit kind: its ``bounds`` and/or
 ``rows`` kernel, and one branch in :func:`limit_bounds` / :func:`limit_rows`.
 
 QP area of ``work`` (``R`` = rows it has room for): matrix ``R × nv`` | rhs ``R`` |
@@ -23,9 +26,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from posekit.ik.compiled import active_set_guess as guess
 from posekit.ik.compiled import daqp_call, limit_collision, limit_configuration, limit_velocity
 from posekit.ik.compiled import header as h
-from posekit.ik.compiled.native import counter, int32s
+from posekit.ik.compiled.native import counter, floats, int32s, int64s
 from posekit.ik.compiled.objective_kernel import task_rows
 from posekit.ik.compiled.views import work_matrix
 
@@ -143,8 +147,58 @@ def _constraints(
 
 
 @njit(cache=True, nogil=True)
+def _guess(
+    ints: np.ndarray, work: np.ndarray, x: np.ndarray, bounds: int, lower: np.ndarray,
+    upper: np.ndarray, rows: np.ndarray, rhs: np.ndarray, inequalities: int,
+) -> bool:  # fmt: skip
+    """Solve on the guessed active set into ``x``; True when that is the QP's solution
+    (:mod:`~posekit.ik.compiled.active_set_guess`), False leaves daqp to solve."""
+    nv = ints[h.H_NV]
+    start = ints[h.W_GUESS]
+    factor = work_matrix(ints, start, nv, nv)
+    side = work[start + nv * nv : start + nv * nv + nv]
+    reduced = work[start + nv * nv + nv : start + nv * nv + 2 * nv]
+    free = int64s(ints[h.H_FREE], nv)
+    hessian = work_matrix(ints, ints[h.W_H], nv, nv)
+    gradient = work[ints[h.W_C] : ints[h.W_C] + nv]
+    count = guess.hold(x, side, free, bounds, lower, upper)
+    if count < 0 or (inequalities > 0 and count < nv):
+        return False
+    guess.reduce(hessian, gradient, x, free, count, factor, reduced)
+    if not guess.cholesky(factor, count):
+        return False
+    guess.substitute(factor, reduced, count)
+    for a in range(count):
+        x[free[a]] = reduced[a]
+    primal_tol = floats(ints[h.H_DAQP] + daqp_call.SETTINGS, 1)[0]
+    return guess.optimal(
+        hessian, gradient, x, side, bounds, lower, upper, rows, rhs, inequalities, primal_tol
+    )
+
+
+@njit(cache=True, nogil=True)
+def _solve_guessed(
+    ints: np.ndarray, work: np.ndarray, x: np.ndarray, bounds: int, lower: np.ndarray,
+    upper: np.ndarray, rows: np.ndarray, rhs: np.ndarray, inequalities: int,
+) -> bool:  # fmt: skip
+    """:func:`_guess`, unless skipped after failures (:func:`active_set_guess.backoff`)."""
+    ints[h.H_GUESSED] = 0
+    if ints[h.H_GUESS_SKIP] > 0:
+        ints[h.H_GUESS_SKIP] -= 1
+        return False
+    if _guess(ints, work, x, bounds, lower, upper, rows, rhs, inequalities):
+        ints[h.H_GUESSED] = 1
+        ints[h.H_GUESS_MISSES] = 0
+        return True
+    ints[h.H_GUESS_MISSES] += 1
+    ints[h.H_GUESS_SKIP] = guess.backoff(ints[h.H_GUESS_MISSES])
+    return False
+
+
+@njit(cache=True, nogil=True)
 def solve_qp(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray) -> np.ndarray:
-    """Stack the feasible set, solve with daqp; return :math:`x = \\Delta q` (a view)."""
+    """Stack the feasible set, solve (on the guessed active set when that is optimal, else
+    with daqp); return :math:`x = \\Delta q` (a view)."""
     nv = ints[h.H_NV]
     capacity = ints[h.W_QP_ROWS]
     start = ints[h.W_QP]
@@ -172,8 +226,16 @@ def solve_qp(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray) -> np.ndar
     ints[h.H_ROWS_G] = inequalities
     ints[h.H_ROWS_A] = equalities
     ints[h.H_HAVE_BOUNDS] = bounds
+    if equalities == 0 and _solve_guessed(
+        ints, work, x, bounds, lower, upper, out, rhs, inequalities
+    ):
+        ints[h.H_STATUS] = h.DAQP_OPTIMAL
+        return x
     vectors = (bupper.ctypes.data, blower.ctypes.data, sense.ctypes.data, lam.ctypes.data)
     ints[h.H_STATUS] = daqp_call.solve(
         ints, bounds, inequalities + equalities, out.ctypes.data, vectors
     )
+    if equalities == 0:
+        side_at = ints[h.W_GUESS] + nv * nv
+        guess.record(x, work[side_at : side_at + nv], bounds, lower, upper)
     return x

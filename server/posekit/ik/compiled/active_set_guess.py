@@ -1,0 +1,187 @@
+r"""The QP solved on a guessed active set — the last step's — when its optimality
+conditions hold, so that daqp is not called.
+
+The IK QP is :math:`\min_x \tfrac12 x^T H x + c^T x` subject to :math:`l \le x \le u`
+and :math:`G x \le h` (no equality rows here), with :math:`H` positive definite. Between
+two steps the bounds that hold a joint (at a joint limit, or at its speed limit) rarely
+change. With the guess :math:`\mathcal{A}` (each variable free, or held at its lower or
+upper bound, as the last step's solution had it), the candidate is
+
+.. math:: x_{\mathcal{A}} = b_{\mathcal{A}}, \qquad
+          H_{FF}\, x_F = -(c_F + H_{F\mathcal{A}}\, x_{\mathcal{A}})
+
+(:math:`F` the free variables; :math:`H_{FF} = L L^T` by Cholesky). It is the QP's unique
+solution when the KKT conditions hold: every free variable within its bounds, every
+row satisfied, and every held variable's multiplier — its gradient component
+:math:`g_i = (H x + c)_i` — of the right sign (:math:`g_i > 0` at a lower bound,
+:math:`g_i < 0` at an upper one). Checked exactly, no tolerance.
+
+**Why the answer is daqp's.** daqp stops once no constraint is violated by more than
+its ``primal_tol`` (:math:`\tau`, 1e-6 by default), so it can leave a bound that the exact
+solution holds violated by less than :math:`\tau` — up to ~1e-6 away from the exact
+point. Releasing a held bound :math:`i` moves :math:`x_i` past it by
+:math:`|g_i| / S_{ii} \ge |g_i| / H_{ii}` (:math:`S` the Schur complement, at most the
+diagonal), so the guess is taken only when every held bound has
+:math:`|g_i| > ` :data:`MARGIN` :math:`\tau H_{ii}`: daqp could not have stopped
+without it, and both solve the same equality-constrained problem, agreeing to rounding.
+The factor must be well conditioned too (every pivot :math:`L_{jj}^2` at least
+:data:`MIN_PIVOT` times the largest diagonal of :math:`H_{FF}`).
+
+With rows (:math:`G`), only the empty guess (the unconstrained minimiser) is tried.
+A guess that fails leaves daqp to solve as before; after consecutive failures the
+guess is skipped for 1, 3, 7, then 15 steps (:func:`backoff`), so a problem whose
+solution keeps changing its active set pays little for trying.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+MIN_PIVOT = 1e-8
+"""Smallest accepted :math:`L_{jj}^2 / \\max_i H_{ii}` (a factor that solves to rounding)."""
+MARGIN = 4.0
+"""How many times daqp's ``primal_tol`` releasing a held bound must violate it by."""
+AT_BOUND = 1e-12
+"""Relative distance to a bound at which a solution's variable counts as held there."""
+
+# Reassociation lets LLVM vectorise the dot products (the answer moves by rounding only);
+# NaN and infinity keep their meaning, so the pivot test still refuses them.
+_FAST = {"reassoc", "contract"}
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def cholesky(factor: np.ndarray, n: int) -> bool:
+    """Factor the ``n × n`` matrix in the lower triangle of ``factor`` in place
+    (:math:`A = L L^T`); False when a pivot is below ``MIN_PIVOT`` times the largest
+    diagonal entry (not positive definite enough, or NaN)."""
+    largest = 0.0
+    for j in range(n):
+        largest = max(largest, factor[j, j])
+    floor = MIN_PIVOT * largest
+    if not floor > 0.0:
+        return False
+    for j in range(n):
+        pivot = factor[j, j]
+        for k in range(j):
+            pivot -= factor[j, k] * factor[j, k]
+        if not pivot > floor:
+            return False
+        diagonal = math.sqrt(pivot)
+        factor[j, j] = diagonal
+        for i in range(j + 1, n):
+            total = factor[i, j]
+            for k in range(j):
+                total -= factor[i, k] * factor[j, k]
+            factor[i, j] = total / diagonal
+    return True
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def substitute(factor: np.ndarray, y: np.ndarray, n: int) -> None:
+    """:math:`y \\leftarrow (L L^T)^{-1} y` for the first ``n`` entries (both solves walk
+    the rows of :math:`L`)."""
+    for i in range(n):
+        total = y[i]
+        for k in range(i):
+            total -= factor[i, k] * y[k]
+        y[i] = total / factor[i, i]
+    for i in range(n - 1, -1, -1):
+        y[i] /= factor[i, i]
+        for k in range(i):
+            y[k] -= factor[i, k] * y[i]
+
+
+@njit(cache=True, nogil=True)
+def hold(
+    x: np.ndarray, side: np.ndarray, free: np.ndarray, bounds: int, lower: np.ndarray,
+    upper: np.ndarray,
+) -> int:  # fmt: skip
+    """Set the held variables of the guess ``side`` (-1 lower, +1 upper, 0 free) to their
+    bounds and list the free ones in ``free``; returns how many are free (-1 when a
+    held bound is not finite)."""
+    count = 0
+    for i in range(x.shape[0]):
+        held = side[i] if bounds else 0.0
+        if held == 0.0:
+            free[count] = i
+            count += 1
+            continue
+        x[i] = lower[i] if held < 0.0 else upper[i]
+        if not math.isfinite(x[i]):
+            return -1
+    return count
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def reduce(
+    hessian: np.ndarray, gradient: np.ndarray, x: np.ndarray, free: np.ndarray, count: int,
+    factor: np.ndarray, reduced: np.ndarray,
+) -> None:  # fmt: skip
+    """:math:`H_{FF}` into ``factor`` (lower triangle) and
+    :math:`-(c_F + H_{F\\mathcal{A}} x_{\\mathcal{A}})` into ``reduced``."""
+    n = x.shape[0]
+    for a in range(count):
+        i = free[a]
+        total = -gradient[i]
+        b = 0
+        for j in range(n):
+            if b < count and free[b] == j:
+                b += 1
+            else:
+                total -= hessian[i, j] * x[j]
+        reduced[a] = total
+        for b in range(a + 1):
+            factor[a, b] = hessian[i, free[b]]
+
+
+@njit(cache=True, nogil=True)
+def optimal(
+    hessian: np.ndarray, gradient: np.ndarray, x: np.ndarray, side: np.ndarray, bounds: int,
+    lower: np.ndarray, upper: np.ndarray, rows: np.ndarray, rhs: np.ndarray,
+    inequalities: int, tolerance: float,
+) -> bool:  # fmt: skip
+    """The KKT conditions of ``x`` on the guess (module docstring), exactly; held bounds'
+    multipliers beyond ``MARGIN`` times ``tolerance`` (daqp's ``primal_tol``)."""
+    n = x.shape[0]
+    for i in range(n):
+        held = side[i] if bounds else 0.0
+        if held == 0.0:
+            if bounds and not lower[i] <= x[i] <= upper[i]:
+                return False
+            continue
+        g = gradient[i]
+        for j in range(n):
+            g += hessian[i, j] * x[j]
+        if not held * g < -MARGIN * tolerance * hessian[i, i]:
+            return False
+    for r in range(inequalities):
+        total = 0.0
+        for k in range(n):
+            total += rows[r, k] * x[k]
+        if not total <= rhs[r]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def record(
+    x: np.ndarray, side: np.ndarray, bounds: int, lower: np.ndarray, upper: np.ndarray
+) -> None:
+    """The next guess: which bounds hold ``x`` (to ``AT_BOUND``, relative)."""
+    for i in range(x.shape[0]):
+        side[i] = 0.0
+        if not bounds:
+            continue
+        if math.isfinite(lower[i]) and abs(x[i] - lower[i]) <= AT_BOUND * max(1.0, abs(lower[i])):
+            side[i] = -1.0
+        elif math.isfinite(upper[i]) and abs(x[i] - upper[i]) <= AT_BOUND * max(1.0, abs(upper[i])):
+            side[i] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def backoff(misses: int) -> int:
+    """Steps to skip the guess after ``misses`` failures in a row: 0, 1, 3, 7, then 15."""
+    return min(15, (1 << min(misses - 1, 4)) - 1)
