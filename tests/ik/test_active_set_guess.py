@@ -146,3 +146,9 @@ def test_a_joint_held_at_its_speed_limit_is_guessed_from_the_step_before() -> No
     guessed, speeds = _steps([0.0, 0.1, 0.0], 4)
     assert guessed == [False, True, True, True]
     assert speeds == pytest.approx([0.5] * 4)
+
+
+def test_the_tolerance_read_from_daqps_settings_is_its_primal_tol() -> None:
+    """The guess reads ``primal_tol`` as the first double of ``DAQPSettings``."""
+    settings = symbols.native_libraries().daqp_settings
+    assert np.frombuffer(settings[:8], dtype=np.float64)[0] == TOLERANCE
