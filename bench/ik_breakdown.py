@@ -11,7 +11,10 @@ Python):
 - ``kernel``: the whole compiled step (``tasks`` + ``limits+qp``);
 - ``step``: the median of a full step as ``bench/ik_step.py`` times it (move the
   targets, ``solve_ik``, ``integrate_inplace``), and ``python`` = ``step - kernel - fk``:
-  the interpreter's share (the scenario's target moves, SE3 arithmetic, call overhead).
+  the interpreter's share (the scenario's target moves, SE3 arithmetic, call overhead);
+- ``guessed %``: the steps whose QP was solved on the last step's active set, without
+  daqp (``Plan.guessed``). ``limits+qp`` repeats one step's QP, so it times the guess
+  where that step was guessed and daqp where it was not.
 
 Stages are timed every 30 steps along 600 steps of the scenario's trajectory (daqp's
 iterations change with the active bounds) and their medians printed.
@@ -38,6 +41,7 @@ from posekit.ik.compiled import header as h
 from posekit.ik.compiled.engine import plan_for
 from posekit.ik.compiled.native import call_v_pp, floats
 from posekit.ik.compiled.objective_kernel import objective
+from posekit.ik.compiled.plan import Plan
 from posekit.ik.compiled.qp_kernel import solve_qp
 from posekit.ik.compiled.step_kernel import run_step
 from posekit.ik.compiled.symbols import FN_COM_POS, FN_KINEMATICS
@@ -86,12 +90,16 @@ def _per_call(run: Callable[[int], None], repeats: int = 50) -> float:
     return min(timeit.repeat(lambda: run(repeats), number=1, repeat=3)) / repeats * 1e6
 
 
-def _stages(problem: Problem) -> dict[str, float]:
-    """Each stage's time at the problem's current state."""
-    plan = plan_for(
+def _plan(problem: Problem) -> Plan:
+    return plan_for(
         problem.configuration, problem.tasks, DT, limits=problem.limits,
         constraints=problem.constraints or None,
     )  # fmt: skip
+
+
+def _stages(problem: Problem) -> dict[str, float]:
+    """Each stage's time at the problem's current state."""
+    plan = _plan(problem)
     ints = plan.header()
     area = plan.qp_addresses()  # rows, then daqp's (bupper, blower, sense, lam)
     velocity = np.zeros(problem.configuration.nv)
@@ -111,6 +119,7 @@ def breakdown(key: str, steps: int = 600, every: int = 30) -> dict[str, float]:
     configuration = problem.configuration
     samples: dict[str, list[float]] = {}
     times = []
+    guessed = 0
     for step in range(steps):
         start = time.perf_counter()
         problem.move_targets(step)
@@ -120,12 +129,14 @@ def breakdown(key: str, steps: int = 600, every: int = 30) -> dict[str, float]:
         )  # fmt: skip
         configuration.integrate_inplace(velocity, DT)
         times.append(time.perf_counter() - start)
+        guessed += _plan(problem).guessed
         if step % every == every - 1:
             for name, value in _stages(problem).items():
                 samples.setdefault(name, []).append(value)
     figures = {name: float(np.median(values)) for name, values in samples.items()}
     figures["step"] = float(np.median(times[every:])) * 1e6
     figures["python"] = figures["step"] - figures["kernel"] - figures["fk"]
+    figures["guessed %"] = 100.0 * guessed / steps
     return figures
 
 
@@ -134,7 +145,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated scenario ids")
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()] or list(SCENARIOS)
-    names = ("fk", "tasks", "limits+qp", "daqp", "kernel", "step", "python")
+    names = ("fk", "tasks", "limits+qp", "daqp", "kernel", "step", "python", "guessed %")
     print(f"{'':4}" + "".join(f"{name:>11}" for name in names) + "   (µs per step)")
     for key in chosen:
         figures = breakdown(key)
