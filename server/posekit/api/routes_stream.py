@@ -62,6 +62,7 @@ from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.kinds import Target
 from posekit.sessions.kinds.target import TARGET_FIELDS
+from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
@@ -119,8 +120,8 @@ def handle_client_message(
     if isinstance(message, PingMessage):
         subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
         return None
-    target = Target.model_construct(
-        **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
+    target = construct(
+        Target, **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
     )
     credit.offer(message.task, target, message.ref)
     return None
