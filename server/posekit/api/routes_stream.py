@@ -174,10 +174,11 @@ async def _write(
             state = await subscription.newer_state(wait) or state
         bucket.take()
         revision = state.revision
+        # ``send`` itself: what ``send_bytes``/``send_text`` do, one coroutine fewer a state.
         if binary:
-            await websocket.send_bytes(state.binary())
+            await websocket.send({"type": "websocket.send", "bytes": state.binary()})
         else:
-            await websocket.send_text(state.json())
+            await websocket.send({"type": "websocket.send", "text": state.json()})
     reason = subscription.close_reason or "session closed"
     await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])

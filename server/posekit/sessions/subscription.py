@@ -191,23 +191,23 @@ class Subscription:
 
     def _drain(self) -> Update:
         self._signalled = False
-        update = Update()
-        with self._guard:
-            update.messages = list(self._messages)
-            self._messages.clear()
+        messages: list[object] = []
+        if self._messages:  # producers append under the guard, then signal
+            with self._guard:
+                messages = list(self._messages)
+                self._messages.clear()
         tasks, self._tasks = self._tasks, None
         if tasks is not None:
-            update.messages.append(tasks)
-        update.state = self.take_state()
-        return update
+            messages.append(tasks)
+        return Update(messages, self.take_state())
 
     async def next(self) -> Update:
         """Wait for the next update; raises :class:`StopAsyncIteration` once ended."""
         while True:
             self._event.clear()
-            update = self._drain()
-            if update.messages or update.state is not None:
-                return update
+            self._signalled = False  # before looking: a later offer signals again
+            if self._state is not None or self._tasks is not None or self._messages:
+                return self._drain()
             if self.closed:
                 raise StopAsyncIteration
             await self._event.wait()
@@ -215,8 +215,7 @@ class Subscription:
     def __aiter__(self) -> Subscription:
         return self
 
-    async def __anext__(self) -> Update:
-        return await self.next()
+    __anext__ = next  # one coroutine a step, not two (the stream's hot path)
 
     def close(self) -> None:
         """Stop receiving updates (idempotent)."""

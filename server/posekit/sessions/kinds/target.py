@@ -91,7 +91,7 @@ class Target(LeaveOut):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the field values (targets cross the pipe to the solver process
         thousands of times a second; pydantic's pickling carries its whole state)."""
-        return _restore_target, (type(self), _field_values(self))
+        return target_of_values, packed_target(self)
 
 
 TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
@@ -100,9 +100,18 @@ TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 _field_values = operator.attrgetter(*TARGET_FIELDS)
 
 
-def _restore_target(cls: type[Target], values: tuple[Any, ...]) -> Target:
+def packed_target(target: Target) -> tuple[int, tuple[Any, ...]]:
+    """A target as plain values: the index of its model in :data:`TARGET_MODELS` and its
+    field values (pickled with no reference to a class: pickle imports the module of
+    each class and function it names, several µs each)."""
+    return TARGET_MODELS.index(type(target)), _field_values(target)
+
+
+def target_of_values(model: int, values: tuple[Any, ...]) -> Target:
+    """The target :func:`packed_target` packed (the same model, the same fields set)."""
     return construct(
-        cls, **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None}
+        TARGET_MODELS[model],
+        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None},
     )
 
 
@@ -187,6 +196,16 @@ class PostureTarget(Target):
         if len(self.given()) != 1:
             raise ValueError("a posture target takes exactly one of q or keyframe")
         return self
+
+
+TARGET_MODELS: tuple[type[Target], ...] = (
+    Target,
+    PoseTarget,
+    PointTarget,
+    DirectionTarget,
+    PostureTarget,
+)
+"""Every target model, in a fixed order (how a pickled target names its model)."""
 
 
 def unit(values: list[float], what: str) -> list[float]:
