@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import pickletools
 
 import numpy as np
 from posekit.sessions import SessionState
+from posekit.sessions.changes import SetTarget
 from posekit.sessions.kinds import Target
-from posekit.sessions.kinds.target import PointTarget, PoseTarget, PostureTarget
+from posekit.sessions.kinds.target import DirectionTarget, PointTarget, PoseTarget, PostureTarget
 from posekit.sessions.state import STATE_FIELDS
 
 
@@ -70,3 +72,21 @@ def test_targets_pickle_as_their_type_and_set_fields() -> None:
         assert copy == target
         assert copy.model_fields_set == target.model_fields_set
         assert copy.model_dump() == target.model_dump()
+
+
+def test_a_set_target_change_pickles_naming_one_global_and_comes_back_equal() -> None:
+    for target in (
+        PoseTarget.model_construct(position=[0.1, 0.2, 0.3], wxyz=[1.0, 0.0, 0.0, 0.0]),
+        DirectionTarget.model_construct(direction=[0.0, 0.0, 1.0]),
+        PostureTarget.model_construct(q=[0.0, 0.5]),
+        Target.model_construct(keyframe="home"),
+    ):
+        change = SetTarget("ee", target, {"drag": 3})
+        for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+            data = pickle.dumps(change, protocol=protocol)
+            copy = pickle.loads(data)
+            assert type(copy) is SetTarget and copy == change
+            assert type(copy.target) is type(target)
+            assert copy.target.model_fields_set == target.model_fields_set
+            globals_named = [op for op, _, _ in pickletools.genops(data) if "GLOBAL" in op.name]
+            assert len(globals_named) == 1  # the restoring function only

@@ -62,6 +62,7 @@ from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.kinds import Target
 from posekit.sessions.kinds.target import TARGET_FIELDS
+from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
@@ -119,8 +120,8 @@ def handle_client_message(
     if isinstance(message, PingMessage):
         subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
         return None
-    target = Target.model_construct(
-        **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
+    target = construct(
+        Target, **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
     )
     credit.offer(message.task, target, message.ref)
     return None
@@ -173,10 +174,11 @@ async def _write(
             state = await subscription.newer_state(wait) or state
         bucket.take()
         revision = state.revision
+        # ``send`` itself: what ``send_bytes``/``send_text`` do, one coroutine fewer a state.
         if binary:
-            await websocket.send_bytes(state.binary())
+            await websocket.send({"type": "websocket.send", "bytes": state.binary()})
         else:
-            await websocket.send_text(state.json())
+            await websocket.send({"type": "websocket.send", "text": state.json()})
     reason = subscription.close_reason or "session closed"
     await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])

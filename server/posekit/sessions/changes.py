@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Protocol
 
 from posekit.sessions.kinds import LimitPatch, LimitSpecBase, Target, TaskPatch, TaskSpecBase
+from posekit.sessions.kinds.target import packed_target, target_of_values
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverPatch
 
@@ -29,6 +30,17 @@ class SetTarget(NamedTuple):
     task: str
     target: Target  # canonical
     ref: Any = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as one function and plain values: the hot change (a target per client
+        message) names one global instead of three (this class, the target's model
+        and its restoring function; pickle imports the module of each, several µs)."""
+        model, values = packed_target(self.target)
+        return _set_target, (self.task, model, values, self.ref)
+
+
+def _set_target(task: str, model: int, values: tuple[Any, ...], ref: Any) -> SetTarget:
+    return SetTarget(task, target_of_values(model, values), ref)
 
 
 class RemoveTask(NamedTuple):

@@ -40,6 +40,7 @@ from posekit.sessions.kinds import (
     limit_kind,
     task_kind,
 )
+from posekit.sessions.kinds.trusted import replaced
 from posekit.sessions.step import Plan
 
 MAX_NAME = 60  # a derived base name is cut here, leaving room for "_<n>"
@@ -218,7 +219,7 @@ class TaskStack:
         entry = self.task(name)
         merged = self._merge_target(entry.spec, name, target)
         task_kind(entry.spec).apply_target(entry.task, merged)
-        self._tasks[name] = TaskEntry(entry.spec.model_copy(update={"target": merged}), entry.task)
+        self._tasks[name] = TaskEntry(replaced(entry.spec, target=merged), entry.task)
         return merged
 
     def remove_task(self, name: str) -> None:

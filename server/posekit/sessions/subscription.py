@@ -114,7 +114,8 @@ class Subscription:
         """How its consumer sends states (``json``, ``binary``; None: it reads the
         objects), so that the solver can encode them once, ahead."""
         self._on_close = on_close
-        self._event = asyncio.Event()
+        self._awake = False  # woken since the consumer last looked (an event's flag)
+        self._waiter: asyncio.Future[None] | None = None
         self._state: SessionState | None = None
         self._tasks: TasksSnapshot | None = None
         self._messages: deque[object] = deque(maxlen=MAX_MESSAGES)
@@ -154,11 +155,26 @@ class Subscription:
         if batch is not None:
             batch.add(self)
         else:
-            _call_in_loop(self.loop, self._event.set)
+            _call_in_loop(self.loop, self.wake)
 
     def wake(self) -> None:
         """Wake the consumer (call on its event loop)."""
-        self._event.set()
+        self._awake = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _woken(self) -> None:
+        """Until :meth:`wake` is called (at once if it was since the consumer last looked).
+
+        What an :class:`asyncio.Event` does for its one waiter, the consumer, without its
+        bookkeeping for many (the stream waits once per state)."""
+        if self._awake:
+            return
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            waiter = self._waiter = self.loop.create_future()
+        await waiter
 
     # -------------------------------------------------------------- consumer
     def pending(self) -> int:
@@ -182,41 +198,40 @@ class Subscription:
             if remaining <= 0.0:
                 break
             self._signalled = False
-            self._event.clear()
+            self._awake = False
             try:
-                await asyncio.wait_for(self._event.wait(), remaining)
+                await asyncio.wait_for(self._woken(), remaining)
             except TimeoutError:
                 break
         return self.take_state()
 
     def _drain(self) -> Update:
         self._signalled = False
-        update = Update()
-        with self._guard:
-            update.messages = list(self._messages)
-            self._messages.clear()
+        messages: list[object] = []
+        if self._messages:  # producers append under the guard, then signal
+            with self._guard:
+                messages = list(self._messages)
+                self._messages.clear()
         tasks, self._tasks = self._tasks, None
         if tasks is not None:
-            update.messages.append(tasks)
-        update.state = self.take_state()
-        return update
+            messages.append(tasks)
+        return Update(messages, self.take_state())
 
     async def next(self) -> Update:
         """Wait for the next update; raises :class:`StopAsyncIteration` once ended."""
         while True:
-            self._event.clear()
-            update = self._drain()
-            if update.messages or update.state is not None:
-                return update
+            self._awake = False
+            self._signalled = False  # before looking: a later offer signals again
+            if self._state is not None or self._tasks is not None or self._messages:
+                return self._drain()
             if self.closed:
                 raise StopAsyncIteration
-            await self._event.wait()
+            await self._woken()
 
     def __aiter__(self) -> Subscription:
         return self
 
-    async def __anext__(self) -> Update:
-        return await self.next()
+    __anext__ = next  # one coroutine a step, not two (the stream's hot path)
 
     def close(self) -> None:
         """Stop receiving updates (idempotent)."""

@@ -17,6 +17,7 @@ quaternion, a direction is a unit vector, a posture is ``q`` of size nq.
 from __future__ import annotations
 
 import math
+import operator
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
@@ -35,6 +36,7 @@ from posekit.ik.exceptions import InvalidTarget, TargetNotSet
 from posekit.ik.keyframes import keyframe_q
 from posekit.ik.lie import SE3
 from posekit.sessions.errors import InvalidRequest
+from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.types import (
     LeaveOut,
     MujocoName,
@@ -89,16 +91,27 @@ class Target(LeaveOut):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the field values (targets cross the pipe to the solver process
         thousands of times a second; pydantic's pickling carries its whole state)."""
-        return _restore_target, (type(self), tuple(getattr(self, k) for k in TARGET_FIELDS))
+        return target_of_values, packed_target(self)
 
 
 TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 """The fields of a :class:`Target`, in order."""
 
+_field_values = operator.attrgetter(*TARGET_FIELDS)
 
-def _restore_target(cls: type[Target], values: tuple[Any, ...]) -> Target:
-    return cls.model_construct(
-        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None}
+
+def packed_target(target: Target) -> tuple[int, tuple[Any, ...]]:
+    """A target as plain values: the index of its model in :data:`TARGET_MODELS` and its
+    field values (pickled with no reference to a class: pickle imports the module of
+    each class and function it names, several µs each)."""
+    return TARGET_MODELS.index(type(target)), _field_values(target)
+
+
+def target_of_values(model: int, values: tuple[Any, ...]) -> Target:
+    """The target :func:`packed_target` packed (the same model, the same fields set)."""
+    return construct(
+        TARGET_MODELS[model],
+        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None},
     )
 
 
@@ -185,6 +198,16 @@ class PostureTarget(Target):
         return self
 
 
+TARGET_MODELS: tuple[type[Target], ...] = (
+    Target,
+    PoseTarget,
+    PointTarget,
+    DirectionTarget,
+    PostureTarget,
+)
+"""Every target model, in a fixed order (how a pickled target names its model)."""
+
+
 def unit(values: list[float], what: str) -> list[float]:
     """``values / ‖values‖``; :class:`InvalidTarget` when the norm is below 1e-9."""
     norm = math.sqrt(sum(v * v for v in values))
@@ -251,7 +274,7 @@ class PoseShape(TargetShape):
         if position is None or wxyz is None:
             raise InvalidRequest(f"target of {where} needs both position and wxyz")
         # Values are validated already (finite, right sizes): build without re-validating.
-        return PoseTarget.model_construct(position=list(position), wxyz=unit(list(wxyz), "wxyz"))
+        return construct(PoseTarget, position=list(position), wxyz=unit(list(wxyz), "wxyz"))
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return target.position is not None and is_unit(target.wxyz)
@@ -265,7 +288,7 @@ class PointShape(TargetShape):
     def _complete(
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
-        return PointTarget.model_construct(position=list(update.position or []))
+        return construct(PointTarget, position=list(update.position or []))
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return True
@@ -279,9 +302,7 @@ class DirectionShape(TargetShape):
     def _complete(
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
-        return DirectionTarget.model_construct(
-            direction=unit(list(update.direction or []), "direction")
-        )
+        return construct(DirectionTarget, direction=unit(list(update.direction or []), "direction"))
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return is_unit(target.direction)
@@ -300,11 +321,11 @@ class PostureShape(TargetShape):
         self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
     ) -> Target:
         if update.keyframe is not None:
-            return PostureTarget.model_construct(q=keyframe_q(model, update.keyframe).tolist())
+            return construct(PostureTarget, q=keyframe_q(model, update.keyframe).tolist())
         q = list(update.q or [])
         if len(q) != model.nq:
             raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
-        return PostureTarget.model_construct(q=q)
+        return construct(PostureTarget, q=q)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return target.q is not None and len(target.q) == model.nq
@@ -315,7 +336,7 @@ def pose_target(pose: SE3 | None) -> Target:
     if pose is None:
         raise TargetNotSet("the task")
     values = pose.wxyz_xyz.tolist()
-    return PoseTarget.model_construct(position=values[4:], wxyz=values[:4])
+    return construct(PoseTarget, position=values[4:], wxyz=values[:4])
 
 
 def target_pose(target: Target) -> SE3:
