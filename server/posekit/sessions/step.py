@@ -144,7 +144,10 @@ def _compiled_plan(
 
 
 def _solve_again(
-    plan: Plan, configuration: Configuration, settings: SolverSettings, compiled: CompiledPlan | None
+    plan: Plan,
+    configuration: Configuration,
+    settings: SolverSettings,
+    compiled: CompiledPlan | None,
 ) -> np.ndarray:
     """The velocity of a step the compiled plan did not solve: ``solve_ik`` when the
     plan cannot be compiled (it warns why) or the Python path was chosen; its Python
@@ -152,9 +155,7 @@ def _solve_again(
     the compiled step a second time)."""
     arguments = (configuration, plan.objectives, settings.step_dt, settings.solver)
     if compiled is not None and compiled.reason is None:
-        return solve_python(
-            *arguments, settings.damping, plan.limits, plan.constraints or None
-        )
+        return solve_python(*arguments, settings.damping, plan.limits, plan.constraints or None)
     return solve_ik(
         *arguments,
         damping=settings.damping,
