@@ -196,5 +196,24 @@ def solve_ik(
     velocity = solve_compiled(configuration, tasks, dt, solver, damping, limits, constraints, kwargs)
     if velocity is not None:
         return velocity
+    return solve_python(configuration, tasks, dt, solver, damping, limits, constraints, **kwargs)
+
+
+def solve_python(
+    configuration: Configuration,
+    tasks: Sequence[BaseTask],
+    dt: float,
+    solver: str,
+    damping: float,
+    limits: Sequence[Limit],
+    constraints: Sequence[Task] | None,
+    **kwargs: object,
+) -> np.ndarray:
+    """``solve_ik``'s Python path (the reference implementation): the QP assembled by
+    :func:`assemble_qp`, solved by ``solver``; the velocity :math:`\\Delta q / \\Delta t`.
+
+    Raises:
+        NoSolutionFound: the QP is infeasible or the solver failed.
+    """
     qp = assemble_qp(configuration, tasks, dt, damping, limits, constraints)
     return qp.solve(solver, **kwargs) / dt

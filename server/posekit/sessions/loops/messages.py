@@ -19,7 +19,7 @@ from posekit.robots.local_robots import LocalRobot
 from posekit.sessions.changes import Change
 from posekit.sessions.loops.solve_loop import StreamCounters
 from posekit.sessions.session_spec import SessionSpec
-from posekit.sessions.state import SessionState
+from posekit.sessions.state import SessionState, from_wire
 
 
 class Open(NamedTuple):
@@ -98,6 +98,13 @@ class Solved(NamedTuple):
 class States(NamedTuple):
     states: list[Solved]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as plain tuples ``(session_id, epoch, state.wire())``: a named tuple
+        or a state pickled as such costs a reduce call each (about 3 µs a state in
+        all, against 0.7 µs)."""
+        rows = [(session_id, epoch, state.wire()) for session_id, epoch, state in self.states]
+        return _states, (rows,)
+
 
 class Diverged(NamedTuple):
     session_id: str
@@ -114,3 +121,9 @@ class Ready(NamedTuple):
 
 
 FromSolver = States | Diverged | ExportedSpec | Ready
+
+
+def _states(rows: list[tuple[str, int, tuple[Any, ...]]]) -> States:
+    """The :class:`States` of its pickled rows (:meth:`States.__reduce__`)."""
+    solved = tuple.__new__  # Solved's own constructor is a Python function: skip it
+    return States([solved(Solved, (sid, epoch, from_wire(row))) for sid, epoch, row in rows])

@@ -145,25 +145,20 @@ class Scheduler:
                 at = min(at, slot.due)
             self._push(session, slot, at, urgent=True)
 
-    def _schedule_next(self, session: LoopSession, at: float) -> None:
-        """The next cadence step, unless a change already rescheduled the session."""
-        with self._cond:
-            slot = self._slots.get(session)
-            if slot is not None and slot.due is None:
-                self._push(session, slot, at, urgent=False)
-
     def _push(self, session: LoopSession, slot: _Slot, at: float, urgent: bool) -> None:
         """Make ``(at, urgent)`` the session's only valid entry (condition held)."""
         if session.closed:
             self._slots.pop(session, None)
             return
-        heads = [h[0][0] for h in (self._changes, self._cadence) if h]
+        changes, cadence = self._changes, self._cadence
+        first = min(changes[0][0] if changes else math.inf, cadence[0][0] if cadence else math.inf)
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
-        entry = (at, next(self._counter), slot.token, session)
-        heapq.heappush(self._changes if urgent else self._cadence, entry)
-        if not heads or at < min(heads):
+        heapq.heappush(
+            changes if urgent else cadence, (at, next(self._counter), slot.token, session)
+        )
+        if at < first:  # sooner than anything scheduled: the waiting thread re-times
             self._cond.notify()
 
     def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
@@ -234,11 +229,14 @@ class Scheduler:
     def _run_pass(self, due: list[_Due], batch: SignalBatch) -> None:
         pending = deque(due)
         stepped: list[LoopSession] = []
+        # The thread's CPU clock, read once between two steps (a system call here): a
+        # step is charged from the previous read, with the bookkeeping just before it.
+        cpu = time.thread_time()
         while pending:
             item = pending.popleft()
-            self._step(item, batch)
+            cpu = self._step(item, batch, cpu)
             stepped.append(item.session)
-            if pending:
+            if pending and self._changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
         batch.flush()
         if self.on_pass is not None:
@@ -250,8 +248,6 @@ class Scheduler:
     def _take_changes_due(self) -> list[_Due]:
         """Changes that came due during a pass, to step next in it."""
         taken: list[_Due] = []
-        if not self._changes:  # nothing to take (read without the lock: a hint)
-            return taken
         with self._cond:
             now = time.monotonic()
             self._prune(self._changes)
@@ -263,34 +259,38 @@ class Scheduler:
                     taken.append(_Due(entry[0], entry[3], True))
         return taken
 
-    def _step(self, item: _Due, batch: SignalBatch) -> None:
-        """Step one session, charge its CPU time to its share and schedule its next step."""
+    def _step(self, item: _Due, batch: SignalBatch, cpu: float) -> float:
+        """Step one session, charge its CPU time since ``cpu`` (the thread's CPU clock
+        [s]) to its share and schedule its next step; returns the clock after the step."""
         session = item.session
-        period, throttled = self.fair_share.period(session, session.period)
+        own_period = session.period
+        period, throttled = self.fair_share.period(session, own_period)
         solve_us = 0.0
-        cpu = time.thread_time()  # CPU time: waiting for a core or the GIL is not charged
         try:
             state = session.step(batch, throttled, 1.0 / period)
             keep_going, solve_us = state.status == "running", state.solve_us
         except Exception:  # a bug in one session must not stop the others
             logger.exception("session %s: step crashed", session.id)
             keep_going = False
-        self.fair_share.record(session, time.thread_time() - cpu, 1.0 / session.period, keep_going)
+        # CPU time: waiting for a core or the GIL is not charged.
+        stepped = time.thread_time()
+        self.fair_share.record(session, stepped - cpu, 1.0 / own_period, keep_going)
         with self._cond:
             slot = self._slots.get(session)
-            replaced = None
             if slot is not None:
-                slot.last_step = time.monotonic()
+                now = slot.last_step = time.monotonic()
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
+                if keep_going and slot.due is None:  # not rescheduled by a change
+                    # A change step takes the place of the cadence step it came before:
+                    # the cadence goes on from that step's due time, so changes do not
+                    # add steps.
+                    due = replaced if item.urgent and replaced is not None else item.at
+                    self._push(session, slot, max(due + period, now), urgent=False)
         self.steps += 1
         if self.on_step is not None:
             self.on_step(solve_us)
-        if keep_going:
-            # A change step takes the place of the cadence step it came before: the
-            # cadence goes on from that step's due time, so changes do not add steps.
-            due = replaced if item.urgent and replaced is not None else item.at
-            self._schedule_next(session, max(due + period, time.monotonic()))
+        return stepped
 
 
 class _Due(NamedTuple):

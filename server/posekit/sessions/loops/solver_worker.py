@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import pickle
 import queue
 import select
 import signal
@@ -262,8 +263,14 @@ class MirrorHost:
             self.credit.sent()
 
     def send(self, message: FromSolver) -> None:
+        """Send ``message`` to the server process (its reader unpickles it with ``recv``).
+
+        Plain :func:`pickle.dumps` rather than ``Connection.send``'s ForkingPickler,
+        which builds a pickler and a dispatch table per message: no message needs its
+        reducers (descriptors, connections).
+        """
         try:
-            self._connection.send(message)
+            self._connection.send_bytes(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
         except OSError:
             pass  # the server process is gone; serve() ends on its next receive
 

@@ -1,0 +1,113 @@
+"""The solver process's hot path: states cross the pipe as plain tuples and come back
+whole, the state message keeps its field order, a step reuses its compiled plan and
+gives the numbers ``solve_ik`` gives, and every stepped session's CPU time is charged."""
+
+from __future__ import annotations
+
+import pickle
+import pickletools
+import time
+
+import numpy as np
+import posekit
+from posekit.ik.configuration import Configuration
+from posekit.ik.solve import solve_ik
+from posekit.robots import RobotRegistry
+from posekit.sessions import SessionState
+from posekit.sessions.loops.messages import Solved, States
+from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.solver_settings import SolverSettings
+from posekit.sessions.state import STATE_FIELDS, from_wire
+from posekit.sessions.step import Plan, solve_step
+from support.busy_session import BusySession
+
+ARM = RobotRegistry().model("arm7")
+
+
+def a_state(seq: int) -> SessionState:
+    state = SessionState(
+        seq, 1.5e9, [0.1, -0.2], {"ee": 0.25, "posture": None}, False, "running",
+        None, 12.5, {"drag": seq}, 42, True, 30.0,
+    )  # fmt: skip
+    state.json()
+    return state
+
+
+def test_states_pickle_as_plain_tuples_and_come_back_whole() -> None:
+    message = States([Solved(f"s{i}", i, a_state(i)) for i in range(3)])
+    data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    reductions = [op.name for op, _, _ in pickletools.genops(data) if op.name == "REDUCE"]
+    assert len(reductions) == 1  # one for the message, none per state
+    copy = pickle.loads(data)
+    assert isinstance(copy, States) and copy == message
+    for solved, original in zip(copy.states, message.states, strict=True):
+        assert isinstance(solved, Solved) and isinstance(solved.state, SessionState)
+        assert solved.state.json() == original.state.json()
+        assert solved.state.wire() == original.state.wire()  # the encodings came along
+
+
+def test_a_wire_tuple_restores_the_state() -> None:
+    state = a_state(5)
+    state.binary()
+    copy = from_wire(state.wire())
+    assert copy == state and copy.wire() == state.wire()
+
+
+def test_the_state_message_lists_its_fields_in_order() -> None:
+    assert list(a_state(1).message()) == ["type", *STATE_FIELDS]
+
+
+def a_plan(configuration: Configuration) -> Plan:
+    ee = posekit.FrameTask("ee", "site", position_cost=1.0, orientation_cost=0.1)
+    target = configuration.get_transform_frame_to_world("ee", "site")
+    target.translation()[1] += 0.1  # a view: moves the target 10 cm
+    ee.set_target(target)
+    posture = posekit.PostureTask(ARM, 1e-2)
+    posture.set_target_from_configuration(configuration)
+    tasks = [ee, posture]
+    limits = [posekit.ConfigurationLimit(ARM)]
+    return Plan(tasks, [], limits, [("ee", ee), ("posture", posture)], [], ["ee", "posture"])
+
+
+def test_a_step_reuses_its_compiled_plan_and_matches_solve_ik() -> None:
+    configuration, reference = Configuration(ARM), Configuration(ARM)
+    plan, reference_plan = a_plan(configuration), a_plan(reference)
+    settings = SolverSettings()
+    for _ in range(3):
+        outcome = solve_step(plan, configuration, settings)
+        velocity = solve_ik(
+            reference,
+            reference_plan.objectives,
+            settings.step_dt,
+            settings.solver,
+            damping=settings.damping,
+            limits=reference_plan.limits,
+        )
+        reference.integrate_inplace(velocity, settings.step_dt)
+        assert outcome.status == "running"
+        np.testing.assert_array_equal(configuration.data.qpos, reference.data.qpos)
+    assert len(plan.compiled) == 1
+    first = plan.compiled[0][1]
+    solve_step(plan, configuration, settings)
+    assert plan.compiled[0][1] is first
+    solve_step(plan, configuration, SolverSettings(rate_hz=30.0))  # another dt: another plan
+    assert plan.compiled[0][1] is not first
+
+
+def test_every_stepped_session_is_charged_its_cpu_time() -> None:
+    """Each session's share is charged its own step (and a little bookkeeping), read on
+    one CPU clock shared by consecutive steps."""
+    scheduler = Scheduler()
+    costs = [0.001, 0.002, 0.003]
+    sessions = [BusySession(f"b{i}", cost) for i, cost in enumerate(costs)]
+    for session in sessions:
+        scheduler.attach(session)
+    while scheduler.steps < 3 * len(sessions):
+        delay = scheduler.step_due()
+        if delay:
+            time.sleep(min(delay, 0.02))
+    for session in sessions:
+        period, throttled = scheduler.fair_share.period(session, session.period)
+        assert not throttled and period == session.period
+    demand = scheduler.fair_share.total_demand()  # Σ cost × 60 Hz over the three
+    assert 60 * sum(costs) <= demand < 60 * (sum(costs) + 3 * 0.002)
