@@ -15,7 +15,7 @@ counts as at most ``OUTLIER`` times the smoothed cost, and a throttled session i
 stepped at least every ``MAX_PERIOD_S``: one unlucky measurement cannot park a session
 for the many slow steps it would take to forget it. Parked sessions (converged, failed,
 paused) demand nothing. Costs are the CPU time of
-the stepping thread (its CPU clock, a system call of about 2 µs here, read once between
+the stepping thread (its CPU clock, a system call of about 1 µs here, read once between
 two steps: a step is charged from the previous read, with the loop's bookkeeping just
 before it), so time the process waits for a core or for the GIL is not charged to the
 session.
