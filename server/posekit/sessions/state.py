@@ -60,6 +60,13 @@ class SessionState:
         """Pickle as :meth:`wire` (the dataclass default goes through ``fields()``)."""
         return from_wire, (self.wire(),)
 
+    @classmethod
+    def of_wire(cls, row: tuple[Any, ...]) -> SessionState:
+        """The state of a :meth:`wire` tuple, with the encodings it carried."""
+        state = cls(*row[:_ENCODED])
+        state._json, state._binary = row[_ENCODED:]
+        return state
+
     def wire(self) -> tuple[Any, ...]:
         """The field values (in :data:`STATE_FIELDS` order), then the JSON and binary
         encodings made so far (None: not made): how a state crosses a pipe, thousands
@@ -150,10 +157,9 @@ _JSON = msgspec.json.Encoder(enc_hook=_plain)
 
 
 def from_wire(row: tuple[Any, ...]) -> SessionState:
-    """The state of a :meth:`SessionState.wire` tuple (with its encodings)."""
-    state = SessionState(*row[:_ENCODED])
-    state._json, state._binary = row[_ENCODED:]
-    return state
+    """:meth:`SessionState.of_wire`, as a module function: what a pickled state names
+    (one global, no attribute lookup when unpickled)."""
+    return SessionState.of_wire(row)
 
 
 _ENCODED = len(STATE_FIELDS)
