@@ -100,15 +100,19 @@ def hold(
     upper: np.ndarray,
 ) -> int:  # fmt: skip
     """Set the held variables of the guess ``side`` (-1 lower, +1 upper, 0 free) to their
-    bounds and list the free ones in ``free``; returns how many are free (-1 when a
-    held bound is not finite)."""
+    bounds, list the free ones at the start of ``free`` and the held ones after them;
+    returns how many are free (-1 when a held bound is not finite)."""
+    n = x.shape[0]
     count = 0
-    for i in range(x.shape[0]):
+    last = n
+    for i in range(n):
         held = side[i] if bounds else 0.0
         if held == 0.0:
             free[count] = i
             count += 1
             continue
+        last -= 1
+        free[last] = i
         x[i] = lower[i] if held < 0.0 else upper[i]
         if not math.isfinite(x[i]):
             return -1
@@ -121,20 +125,18 @@ def reduce(
     factor: np.ndarray, reduced: np.ndarray,
 ) -> None:  # fmt: skip
     """:math:`H_{FF}` into ``factor`` (lower triangle) and
-    :math:`-(c_F + H_{F\\mathcal{A}} x_{\\mathcal{A}})` into ``reduced``."""
+    :math:`-(c_F + H_{F\\mathcal{A}} x_{\\mathcal{A}})` into ``reduced`` (``free`` as
+    :func:`hold` left it: the free variables, then the held ones)."""
     n = x.shape[0]
     for a in range(count):
         i = free[a]
+        row = hessian[i]
         total = -gradient[i]
-        b = 0
-        for j in range(n):
-            if b < count and free[b] == j:
-                b += 1
-            else:
-                total -= hessian[i, j] * x[j]
+        for b in range(n - 1, count - 1, -1):  # the held ones in increasing order
+            total -= row[free[b]] * x[free[b]]
         reduced[a] = total
         for b in range(a + 1):
-            factor[a, b] = hessian[i, free[b]]
+            factor[a, b] = row[free[b]]
 
 
 @njit(cache=True, nogil=True)

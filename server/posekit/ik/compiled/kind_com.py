@@ -123,7 +123,7 @@ def rows(
     rhs: np.ndarray,
     first: int,
 ) -> tuple[int, float]:
-    """Write the task's 3 rows from ``first``; return ``(3, ‖rhs‖²)``."""
+    """Write the task's rows from ``first`` (3, less its zero-cost ones); return ``(rows, ‖rhs‖²)``."""
     weighted = ints[record + h.R_WEIGHTED] != 0
     nv = ints[h.H_NV]
     start = ints[h.W_JAC]
@@ -134,4 +134,4 @@ def rows(
     _error(ints, record, error)
     cost = floats(ints[record + M_COST], 3)
     gain = scalars[ints[record + h.R_FLOATS]]
-    return 3, dense_rows(error, jacobian, cost, weighted, gain, out, rhs, first, columns)
+    return dense_rows(error, jacobian, cost, weighted, gain, out, rhs, first, columns)

@@ -87,7 +87,7 @@ def rows(
     rhs: np.ndarray,
     first: int,
 ) -> tuple[int, float]:
-    """Write the task's rows from ``first``; return ``(rows, ‖rhs‖²)``."""
+    """Write the task's rows from ``first`` (zero-cost ones left out); return ``(rows, ‖rhs‖²)``."""
     weighted = ints[record + h.R_WEIGHTED] != 0
     nv = ints[h.H_NV]
     scratch = ints[h.H_WORK] + 8 * ints[h.W_JAC]
@@ -110,18 +110,16 @@ def rows(
         cost = floats(ints[record + M_COST], 6)
         target_a = floats(ints[record + M_TARGET_A], 9)
         error, jacobian_map = frame_error_and_map(target_a, target_b, rotation, position)
-        norm = mapped_rows(
+        return mapped_rows(
             error, jacobian_map, world_jacobian, cost, weighted, gain, out, rhs, first, columns
         )
-        return 6, norm
     cost = floats(ints[record + M_COST], 3)
     target_a = floats(ints[record + M_TARGET_A], 3)
     if kind == h.K_LOOK_AT:
         error3, map3 = look_at_error_and_map(target_a, target_b, rotation, position)
     else:
         error3, map3 = axis_align_error_and_map(target_a, target_b, rotation, position)
-    norm = mapped_rows(error3, map3, world_jacobian, cost, weighted, gain, out, rhs, first, columns)
-    return 3, norm
+    return mapped_rows(error3, map3, world_jacobian, cost, weighted, gain, out, rhs, first, columns)
 
 
 @njit(cache=True, nogil=True)

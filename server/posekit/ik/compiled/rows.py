@@ -8,7 +8,11 @@ A task with error :math:`e \in \mathbb{R}^k`, Jacobian :math:`J` (``k × nv``), 
 
 the constraint form being the objective form with :math:`w = 1` (multiplying by 1.0 is
 exact). Rows are written in full (zeros off the task's columns) and each helper returns
-:math:`\|\text{rhs}\|^2` over its rows, so :math:`\mu = \lambda \|e_w\|^2`.
+how many it wrote and :math:`\|\text{rhs}\|^2` over them, so :math:`\mu = \lambda
+\|e_w\|^2`. An objective's row of zero cost (:math:`w_i = 0`, e.g. a frame task's
+orientation rows with ``orientation_cost=0``) is a zero row of :math:`W` and :math:`E`:
+it adds exact zeros to :math:`H` and :math:`c`, so it is not written at all (for a
+finite error, the same :math:`H` and :math:`c`).
 :func:`euclidean_norm` gives the unweighted :math:`\|e\|` the kinds' ``error_norm`` report.
 """
 
@@ -41,22 +45,27 @@ def mapped_rows(
     rhs: np.ndarray,
     first: int,
     columns: np.ndarray,
-) -> float:
-    r"""Rows of :math:`J = L\,[J_p; J_r]` for a ``k × 6`` map ``L`` (row-major floats)."""
+) -> tuple[int, float]:
+    r"""Rows of :math:`J = L\,[J_p; J_r]` for a ``k × 6`` map ``L`` (row-major floats);
+    returns ``(rows written, ‖rhs‖²)`` (zero-cost rows left out, module docstring)."""
     squared_norm = 0.0
+    written = 0
     for i in range(len(error)):
         weight = cost[i] if weighted else 1.0
+        if weight == 0.0:
+            continue
         value = -gain * weight * error[i]
-        rhs[first + i] = value
+        rhs[first + written] = value
         squared_norm += value * value
-        row = out[first + i]
+        row = out[first + written]
+        written += 1
         row[:] = 0.0
         for column in columns:
             total = 0.0
             for k in range(6):
                 total += jacobian_map[6 * i + k] * world_jacobian[k, column]
             row[column] = weight * total
-    return squared_norm
+    return written, squared_norm
 
 
 @njit(cache=True, nogil=True)
@@ -70,19 +79,24 @@ def dense_rows(
     rhs: np.ndarray,
     first: int,
     columns: np.ndarray,
-) -> float:
-    r"""Rows of an explicit Jacobian ``jacobian`` (``k × nv``) with error ``error`` (``k``)."""
+) -> tuple[int, float]:
+    r"""Rows of an explicit Jacobian ``jacobian`` (``k × nv``) with error ``error`` (``k``);
+    returns ``(rows written, ‖rhs‖²)`` (zero-cost rows left out, module docstring)."""
     squared_norm = 0.0
+    written = 0
     for i in range(error.shape[0]):
         weight = cost[i] if weighted else 1.0
+        if weight == 0.0:
+            continue
         value = -gain * weight * error[i]
-        rhs[first + i] = value
+        rhs[first + written] = value
         squared_norm += value * value
-        row = out[first + i]
+        row = out[first + written]
+        written += 1
         row[:] = 0.0
         for column in columns:
             row[column] = weight * jacobian[i, column]
-    return squared_norm
+    return written, squared_norm
 
 
 @njit(cache=True, nogil=True)
