@@ -140,12 +140,41 @@ def test_a_small_move_is_solved_without_daqp() -> None:
     assert max(speeds) < 0.5
 
 
-def test_a_joint_held_at_its_speed_limit_is_guessed_from_the_step_before() -> None:
-    """The first step has nothing to guess from (daqp finds joint1 at its speed limit);
-    the next ones hold joint1 there and are solved on that guess."""
+def test_a_joint_reaching_its_speed_limit_is_held_by_a_correction_then_guessed() -> None:
+    """The first step guesses nothing held; its candidate moves joint1 past its speed
+    limit, so the correction holds it there and solves again (no daqp call); the next
+    steps start from that guess. Every answer is daqp's to 1e-12 (``_steps``)."""
     guessed, speeds = _steps([0.0, 0.1, 0.0], 4)
-    assert guessed == [False, True, True, True]
+    assert guessed == [True, True, True, True]
     assert speeds == pytest.approx([0.5] * 4)
+
+
+def _correct(side: list[float], x: list[float], gradient: list[float]) -> tuple[bool, list[float]]:
+    hessian = np.diag([2.0, 1.0, 4.0])
+    lower, upper = np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 1.0])
+    corrected = np.array(side)
+    changed = guess.correct(
+        hessian, np.array(gradient), np.array(x), corrected, lower, upper, TOLERANCE
+    )
+    return changed, corrected.tolist()
+
+
+def test_a_correction_holds_crossed_bounds_and_frees_wrong_multipliers() -> None:
+    # x0 crossed its upper bound, x1 its lower one: both held there; x2 stays free.
+    assert _correct([0.0, 0.0, 0.0], [1.5, -2.0, 0.3], [0.0, 0.0, 0.0]) == (
+        True, [1.0, -1.0, 0.0],
+    )  # fmt: skip
+    # x0 held at its upper bound, g0 = 2·1 + 1 = 3 > 0 pushes it down, inside: freed.
+    assert _correct([1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]) == (
+        True, [0.0, 0.0, 0.0],
+    )  # fmt: skip
+
+
+def test_a_correction_leaves_unclear_or_unchanged_guesses_to_daqp() -> None:
+    # g0 = 2·1 - 2 = 0: the multiplier is within the margin, daqp decides.
+    assert _correct([1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [-2.0, 0.0, 0.0])[0] is False
+    # Nothing crossed, the held multiplier is right (g0 = 2 - 6 = -4 pushes up): no change.
+    assert _correct([1.0, 0.0, 0.0], [1.0, 0.5, 0.0], [-6.0, 0.0, 0.0])[0] is False
 
 
 def test_the_tolerance_read_from_daqps_settings_is_its_primal_tol() -> None:

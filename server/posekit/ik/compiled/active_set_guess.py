@@ -27,6 +27,13 @@ without it, and both solve the same equality-constrained problem, agreeing to ro
 The factor must be well conditioned too (every pivot :math:`L_{jj}^2` at least
 :data:`MIN_PIVOT` times the largest diagonal of :math:`H_{FF}`).
 
+**Corrections.** When the candidate fails only because bounds changed — a free
+variable beyond a bound, or a held one whose multiplier has the wrong sign by more
+than the margin — the guess is corrected (:func:`correct`: hold the first at the bound
+it crossed, free the second) and solved again, up to :data:`CORRECTIONS` times: a
+joint reaching or leaving its limit between two steps usually costs one more factor,
+not a daqp call. Every candidate passes the same exact test before it is taken.
+
 With rows (:math:`G`), only the empty guess (the unconstrained minimiser) is tried.
 A guess that fails leaves daqp to solve as before; after consecutive failures the
 guess is skipped for 1, 3, 7, then 15 steps (:func:`backoff`), so a problem whose
@@ -44,6 +51,8 @@ MIN_PIVOT = 1e-8
 """Smallest accepted :math:`L_{jj}^2 / \\max_i H_{ii}` (a factor that solves to rounding)."""
 MARGIN = 4.0
 """How many times daqp's ``primal_tol`` releasing a held bound must violate it by."""
+CORRECTIONS = 2
+"""How many times a failed guess is corrected and solved again before daqp is called."""
 AT_BOUND = 1e-12
 """Relative distance to a bound at which a solution's variable counts as held there."""
 
@@ -166,6 +175,39 @@ def optimal(
         if not total <= rhs[r]:
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def correct(
+    hessian: np.ndarray, gradient: np.ndarray, x: np.ndarray, side: np.ndarray,
+    lower: np.ndarray, upper: np.ndarray, tolerance: float,
+) -> bool:  # fmt: skip
+    """Correct the guess ``side`` after a candidate ``x`` that failed :func:`optimal` on
+    bounds only: hold each free variable beyond a bound at that bound, free each held one
+    whose multiplier has the wrong sign beyond the margin. False (leave it to daqp) when
+    a held multiplier is within the margin, or nothing would change."""
+    n = x.shape[0]
+    changed = False
+    for i in range(n):
+        held = side[i]
+        if held == 0.0:
+            if x[i] < lower[i]:
+                side[i] = -1.0
+                changed = True
+            elif x[i] > upper[i]:
+                side[i] = 1.0
+                changed = True
+            continue
+        g = gradient[i]
+        for j in range(n):
+            g += hessian[i, j] * x[j]
+        margin = MARGIN * tolerance * hessian[i, i]
+        if held * g > margin:
+            side[i] = 0.0
+            changed = True
+        elif not held * g < -margin:
+            return False
+    return changed
 
 
 @njit(cache=True, nogil=True)

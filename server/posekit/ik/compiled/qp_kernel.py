@@ -151,7 +151,8 @@ def _guess(
     ints: np.ndarray, work: np.ndarray, x: np.ndarray, bounds: int, lower: np.ndarray,
     upper: np.ndarray, rows: np.ndarray, rhs: np.ndarray, inequalities: int,
 ) -> bool:  # fmt: skip
-    """Solve on the guessed active set into ``x``; True when that is the QP's solution
+    """Solve on the guessed active set into ``x``, correcting it up to
+    ``CORRECTIONS`` times; True when that is the QP's solution
     (:mod:`~posekit.ik.compiled.active_set_guess`), False leaves daqp to solve."""
     nv = ints[h.H_NV]
     start = ints[h.W_GUESS]
@@ -161,19 +162,26 @@ def _guess(
     free = int64s(ints[h.H_FREE], nv)
     hessian = work_matrix(ints, ints[h.W_H], nv, nv)
     gradient = work[ints[h.W_C] : ints[h.W_C] + nv]
-    count = guess.hold(x, side, free, bounds, lower, upper)
-    if count < 0 or (inequalities > 0 and count < nv):
-        return False
-    guess.reduce(hessian, gradient, x, free, count, factor, reduced)
-    if not guess.cholesky(factor, count):
-        return False
-    guess.substitute(factor, reduced, count)
-    for a in range(count):
-        x[free[a]] = reduced[a]
     primal_tol = floats(ints[h.H_DAQP] + daqp_call.SETTINGS, 1)[0]
-    return guess.optimal(
-        hessian, gradient, x, side, bounds, lower, upper, rows, rhs, inequalities, primal_tol
-    )
+    for attempt in range(guess.CORRECTIONS + 1):
+        count = guess.hold(x, side, free, bounds, lower, upper)
+        if count < 0 or (inequalities > 0 and count < nv):
+            return False
+        guess.reduce(hessian, gradient, x, free, count, factor, reduced)
+        if not guess.cholesky(factor, count):
+            return False
+        guess.substitute(factor, reduced, count)
+        for a in range(count):
+            x[free[a]] = reduced[a]
+        if guess.optimal(
+            hessian, gradient, x, side, bounds, lower, upper, rows, rhs, inequalities, primal_tol
+        ):
+            return True
+        if inequalities > 0 or not bounds or attempt == guess.CORRECTIONS:
+            return False
+        if not guess.correct(hessian, gradient, x, side, lower, upper, primal_tol):
+            return False
+    return False
 
 
 @njit(cache=True, nogil=True)
