@@ -100,7 +100,8 @@ class FairShare:
         if demand.steps == 1:
             demand.cost = cost
         else:
-            demand.cost += SMOOTHING * (min(cost, OUTLIER * demand.cost) - demand.cost)
+            ceiling = OUTLIER * demand.cost  # (a comparison: min() parses keywords)
+            demand.cost += SMOOTHING * ((cost if cost < ceiling else ceiling) - demand.cost)
         demand.steps += 1
         demand.rate = rate_hz
         demand.running = running

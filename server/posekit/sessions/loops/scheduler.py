@@ -157,7 +157,11 @@ class Scheduler:
             self._slots.pop(session, None)
             return
         changes, cadence = self._changes, self._cadence
-        first = min(changes[0][0] if changes else math.inf, cadence[0][0] if cadence else math.inf)
+        # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
+        # arguments on every call, which costs more than the comparison itself.
+        first = changes[0][0] if changes else math.inf
+        if cadence and cadence[0][0] < first:
+            first = cadence[0][0]
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
@@ -299,8 +303,8 @@ class Scheduler:
                     # A change step takes the place of the cadence step it came before:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
-                    due = replaced if urgent and replaced is not None else at
-                    self._push(session, slot, max(due + period, now), urgent=False)
+                    due = (replaced if urgent and replaced is not None else at) + period
+                    self._push(session, slot, due if due > now else now, urgent=False)
         self.steps += 1
         if self.on_step is not None:
             self.on_step(solve_us)
