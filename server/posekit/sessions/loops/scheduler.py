@@ -202,14 +202,16 @@ class Scheduler:
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
+        horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
         for heap in (self._changes, self._cadence):
-            while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
-                entry = heapq.heappop(heap)
-                slot = self._valid(entry)
-                if slot is not None:
+            urgent = heap is self._changes
+            while heap and len(due) < MAX_BATCH and heap[0][0] <= horizon:
+                at, _, token, session = heapq.heappop(heap)
+                slot = slots.get(session)  # (_valid, inlined: once per step)
+                if slot is not None and slot.token == token:
                     slot.due = None  # in flight
-                    due.append((entry[0], entry[3], heap is self._changes))
+                    due.append((at, session, urgent))
         return due, 0.0
 
     def step_due(self) -> float | None:
