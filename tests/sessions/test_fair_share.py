@@ -135,3 +135,19 @@ def test_a_pass_that_never_left_the_cpu_charges_each_step_its_wall_time() -> Non
     assert share.total_demand() == pytest.approx(60 * 0.001)  # b parked: no demand
     share.charge_pass([("b", 0.003, 30.0, True)], cpu=0.004)
     assert share.total_demand() == pytest.approx(60 * 0.001 + 30 * 0.003)
+
+
+def test_an_interrupted_step_shares_the_rest_with_the_heavier_steps_of_its_pass() -> None:
+    """Steps of 1, 2 (+10 off the CPU) and 4 ms of CPU: the lightest is charged its own
+    time, the interrupted one and the heavier one share the other 6 ms evenly."""
+    walls = [("a", 0.001), ("k", 0.012), ("j", 0.004)]
+
+    def charged(who: str) -> float:
+        share = FairShare(math.inf)
+        for _ in range(2):  # rate 1 Hz: the demand of the one running session is its cost
+            share.charge_pass([(name, wall, 1.0, name == who) for name, wall in walls], 0.007)
+        return share.total_demand()
+
+    assert charged("a") == pytest.approx(0.001)
+    assert charged("k") == pytest.approx(0.003)
+    assert charged("j") == pytest.approx(0.003)

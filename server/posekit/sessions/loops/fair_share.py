@@ -26,9 +26,11 @@ was off the CPU. That time comes in chunks of milliseconds (a time slice, the GI
 switch interval), longer than a step, so it is taken from the longest steps first: step
 :math:`i` is charged :math:`c_i = \\min(w_i, L)` with :math:`\\sum_i \\min(w_i, L) = C`
 (:func:`water_level` again; :math:`L = \\infty` when nothing was off the CPU). So the
-pass's CPU time is charged in full (:math:`\\sum_i c_i = C`), no step is charged more
-than its wall time, and a step that ran undisturbed is charged its own time whenever
-the interruptions fell into steps at least as long as it.
+pass's CPU time is charged in full (:math:`\\sum_i c_i = C`) and no step is charged
+more than its wall time. When the thread left the CPU during one step :math:`k` of the
+pass, every step that took no more CPU than :math:`k` is charged exactly its own time,
+and :math:`k` with the steps heavier than it share the rest evenly (so :math:`k` gets
+its own time when it is the pass's heaviest); the smoothing absorbs such a pass.
 """
 
 from __future__ import annotations
