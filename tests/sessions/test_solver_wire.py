@@ -86,6 +86,7 @@ def test_a_step_reuses_its_compiled_plan_and_matches_solve_ik() -> None:
         reference.integrate_inplace(velocity, settings.step_dt)
         assert outcome.status == "running"
         np.testing.assert_array_equal(configuration.data.qpos, reference.data.qpos)
+        assert outcome.q == configuration.data.qpos.tolist()  # the q the state publishes
     assert len(plan.compiled) == 1
     first = plan.compiled[0][1]
     solve_step(plan, configuration, settings)

@@ -127,6 +127,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: SolverSetting
     except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     if status == "failed":
+        q = qpos.tolist()  # whatever a failing call left in the configuration
         errors = task_errors(plan, configuration)
     else:
         errors = step_errors(plan, configuration, settings, compiled)
