@@ -156,20 +156,26 @@ class Scheduler:
         if session.closed:
             self._slots.pop(session, None)
             return
-        changes, cadence = self._changes, self._cadence
-        # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
-        # arguments on every call, which costs more than the comparison itself.
-        first = changes[0][0] if changes else math.inf
-        if cadence and cadence[0][0] < first:
-            first = cadence[0][0]
+        # Sooner than anything scheduled: the sleeping thread re-times (a thread that
+        # calls step_due never sleeps here).
+        notify = self._sleeping and at < self._earliest()
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
         heapq.heappush(
-            changes if urgent else cadence, (at, next(self._counter), slot.token, session)
+            self._changes if urgent else self._cadence,
+            (at, next(self._counter), slot.token, session),
         )
-        if at < first and self._sleeping:  # sooner than anything scheduled: re-time
+        if notify:
             self._cond.notify()
+
+    def _earliest(self) -> float:
+        """When the first entry of either heap is due (condition held; inf: none)."""
+        changes, cadence = self._changes, self._cadence
+        # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
+        # arguments on every call, which costs more than the comparison itself.
+        first = changes[0][0] if changes else math.inf
+        return cadence[0][0] if cadence and cadence[0][0] < first else first
 
     def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
         """Nothing to do: in this process, watchers encode a state once, when first sent."""
