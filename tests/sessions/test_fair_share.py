@@ -107,3 +107,47 @@ def test_without_a_capacity_nobody_is_throttled() -> None:
     finally:
         scheduler.stop()
     assert not any(state.throttled for state in heavy.states)
+
+
+def test_a_pass_charges_its_cpu_time_in_full_taking_time_off_cpu_from_the_longest_steps() -> None:
+    """Three steps took 1, 2 and 13 ms of wall time, but the pass only 6 ms of CPU (the
+    thread was preempted for 10 ms in its last step): the undisturbed steps are charged
+    their own time, the interrupted one the rest, and the charges add up to the CPU time."""
+    share = FairShare(math.inf)
+    for _ in range(2):  # the first step of a session is forgotten
+        share.charge_pass([("a", 0.001, 60.0, True), ("b", 0.002, 60.0, True),
+                           ("c", 0.013, 60.0, True)], cpu=0.006)  # fmt: skip
+    assert share.total_demand() == pytest.approx(60 * 0.006)
+    assert share.period("a", 1 / 60) == (1 / 60, False)
+    capped = FairShare(0.3)  # demands 0.06, 0.12 and 0.18 s/s: only c is slowed
+    for _ in range(2):
+        capped.charge_pass([("a", 0.001, 60.0, True), ("b", 0.002, 60.0, True),
+                            ("c", 0.013, 60.0, True)], cpu=0.006)  # fmt: skip
+    assert capped.level() == pytest.approx(0.3 - 0.06 - 0.12)
+    assert capped.period("c", 1 / 60) == (pytest.approx(0.003 / capped.level()), True)
+    assert capped.period("b", 1 / 60) == (1 / 60, False)
+
+
+def test_a_pass_that_never_left_the_cpu_charges_each_step_its_wall_time() -> None:
+    share = FairShare(math.inf)
+    for _ in range(2):
+        share.charge_pass([("a", 0.001, 60.0, True), ("b", 0.003, 30.0, False)], cpu=0.0045)
+    assert share.total_demand() == pytest.approx(60 * 0.001)  # b parked: no demand
+    share.charge_pass([("b", 0.003, 30.0, True)], cpu=0.004)
+    assert share.total_demand() == pytest.approx(60 * 0.001 + 30 * 0.003)
+
+
+def test_an_interrupted_step_shares_the_rest_with_the_heavier_steps_of_its_pass() -> None:
+    """Steps of 1, 2 (+10 off the CPU) and 4 ms of CPU: the lightest is charged its own
+    time, the interrupted one and the heavier one share the other 6 ms evenly."""
+    walls = [("a", 0.001), ("k", 0.012), ("j", 0.004)]
+
+    def charged(who: str) -> float:
+        share = FairShare(math.inf)
+        for _ in range(2):  # rate 1 Hz: the demand of the one running session is its cost
+            share.charge_pass([(name, wall, 1.0, name == who) for name, wall in walls], 0.007)
+        return share.total_demand()
+
+    assert charged("a") == pytest.approx(0.001)
+    assert charged("k") == pytest.approx(0.003)
+    assert charged("j") == pytest.approx(0.003)

@@ -19,6 +19,7 @@ import pytest
 from posekit.ik.configuration import Configuration
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionManager, SessionSpec, SessionState, state_frame
+from posekit.sessions import state as state_module
 from posekit.sessions.changes import RemoveTask, SetTarget
 from posekit.sessions.kinds import Target
 from posekit.sessions.loops.messages import Batch, Replay, Solved, States
@@ -257,8 +258,14 @@ def test_states_come_encoded_for_the_watchers(
     session = manager.create({"robot": "arm7"})
     mirrored_state(session)
     encoded_here: list[str] = []
-    real_message, real_frame = SessionState.message, state_frame.encode
-    monkeypatch.setattr(SessionState, "message", lambda self: (encoded_here.append("json"), real_message(self))[1])  # fmt: skip
+    real_json, real_frame = state_module.JSON_ENCODER, state_frame.encode
+
+    class RecordingEncoder:
+        def encode(self, message: object) -> bytes:
+            encoded_here.append("json")
+            return real_json.encode(message)
+
+    monkeypatch.setattr(state_module, "JSON_ENCODER", RecordingEncoder())
     monkeypatch.setattr(state_frame, "encode", lambda **k: (encoded_here.append("binary"), real_frame(**k))[1])  # fmt: skip
 
     async def scenario() -> list[SessionState]:

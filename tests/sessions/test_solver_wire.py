@@ -14,7 +14,7 @@ from posekit.ik.configuration import Configuration
 from posekit.ik.solve import solve_ik
 from posekit.robots import RobotRegistry
 from posekit.sessions import SessionState
-from posekit.sessions.loops.messages import Solved, States
+from posekit.sessions.loops.messages import Solved, StateRows, States
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import STATE_FIELDS, from_wire
@@ -86,6 +86,7 @@ def test_a_step_reuses_its_compiled_plan_and_matches_solve_ik() -> None:
         reference.integrate_inplace(velocity, settings.step_dt)
         assert outcome.status == "running"
         np.testing.assert_array_equal(configuration.data.qpos, reference.data.qpos)
+        assert outcome.q == configuration.data.qpos.tolist()  # the q the state publishes
     assert len(plan.compiled) == 1
     first = plan.compiled[0][1]
     solve_step(plan, configuration, settings)
@@ -111,3 +112,12 @@ def test_every_stepped_session_is_charged_its_cpu_time() -> None:
         assert not throttled and period == session.period
     demand = scheduler.fair_share.total_demand()  # Σ cost × 60 Hz over the three
     assert 60 * sum(costs) <= demand < 60 * (sum(costs) + 3 * 0.002)
+
+
+def test_state_rows_arrive_as_the_states_they_were_made_of() -> None:
+    """A solver process sends its states as rows; the server process gets States."""
+    states = [a_state(i) for i in range(3)]
+    rows = [(f"s{i}", i, state.wire()) for i, state in enumerate(states)]
+    copy = pickle.loads(pickle.dumps(StateRows(rows), pickle.HIGHEST_PROTOCOL))
+    assert copy == States([Solved(f"s{i}", i, state) for i, state in enumerate(states)])
+    assert [solved.state.json() for solved in copy.states] == [s.json() for s in states]

@@ -194,6 +194,7 @@ class SessionCore:
                     outcome.errors,
                     throttled,
                     rate_hz,
+                    outcome.q,
                 )
             self._latest.publish(state)
         self._publish(state, batch)
@@ -275,8 +276,9 @@ class SessionCore:
         errors: dict[str, float | None] | None = None,
         throttled: bool = False,
         rate_hz: float | None = None,
+        q: list[float] | None = None,
     ) -> SessionState:
-        """The next state; ``errors`` (a step's) are computed here when not given."""
+        """The next state; ``errors`` and ``q`` (a step's) are read here when not given."""
         if errors is None:
             errors = task_errors(self._stack.plan(), self._configuration)
         self._seq += 1
@@ -285,7 +287,7 @@ class SessionCore:
         return SessionState(
             self._seq,
             time.time(),
-            self._configuration.data.qpos.tolist(),
+            self._configuration.data.qpos.tolist() if q is None else q,
             errors,
             status == "converged",
             status,

@@ -108,9 +108,28 @@ class SessionState:
         }
 
     def json(self) -> str:
-        """The ``state`` message as JSON text, encoded once for all watchers."""
+        """The ``state`` message as JSON text, encoded once for all watchers.
+
+        Encoded from a :class:`_StateMessage` (a struct, fields in :meth:`message`'s
+        order) rather than the message dict: the same text without building a dict of
+        13 keys, about a third less work a state.
+        """
         if self._json is None:
-            self._json = _JSON.encode(self.message()).decode()
+            message = _StateMessage(
+                self.seq,
+                self.time,
+                self.q,
+                self.errors,
+                self.converged,
+                self.status,
+                self.error,
+                self.solve_us,
+                self.ref,
+                self.revision,
+                self.throttled,
+                self.rate_hz,
+            )
+            self._json = JSON_ENCODER.encode(message).decode()
         return self._json
 
     def binary(self) -> bytes:
@@ -152,8 +171,29 @@ def _plain(value: object) -> object:
     raise TypeError(f"a state holds a {type(value).__name__}, which JSON cannot encode")
 
 
-_JSON = msgspec.json.Encoder(enc_hook=_plain)
-"""Compact JSON; a non-finite number is written as ``null``."""
+class _StateMessage(msgspec.Struct, tag_field="type", tag="state"):
+    """The JSON ``state`` message: ``type``, then :data:`STATE_FIELDS` (checked at import)."""
+
+    seq: int
+    time: float
+    q: Any
+    errors: Any
+    converged: bool
+    status: str
+    error: Any
+    solve_us: float
+    ref: Any
+    revision: int
+    throttled: bool
+    rate_hz: float
+
+
+if _StateMessage.__struct_fields__ != STATE_FIELDS:  # pragma: no cover - a definition error
+    raise TypeError("_StateMessage's fields must be SessionState's, in order")
+
+JSON_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
+"""The encoder of the JSON ``state`` message (compact; a non-finite number is written as
+``null``)."""
 
 
 def from_wire(row: tuple[Any, ...]) -> SessionState:

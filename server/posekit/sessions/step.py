@@ -49,6 +49,9 @@ class Plan:
     error_slots: list[int] = field(init=False)
     """Per name, the index of its norm in ``error_norms``'s answer (objectives, then
     constraints); tasks reported with a None error point past its end."""
+    slots_in_order: bool = field(init=False)
+    """Whether ``error_slots`` is ``0, 1, …, n-1``: every task has a norm, in stack
+    order (the usual stack), so the norms map to the names as they come."""
 
     compiled: list[tuple[tuple[object, ...], CompiledPlan]] = field(
         init=False, default_factory=list, repr=False, compare=False
@@ -61,13 +64,15 @@ class Plan:
         reported = {name: position[id(task)] for name, task in self.error_tasks}
         slots = [reported.get(name, len(ordered)) for name in self.names]
         object.__setattr__(self, "error_slots", slots)
+        in_order = slots == list(range(len(ordered))) and len(slots) == len(ordered)
+        object.__setattr__(self, "slots_in_order", in_order)
 
 
 class StepOutcome(NamedTuple):
     """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``.
 
-    A named tuple: made every step, and a frozen dataclass costs four
-    ``object.__setattr__`` calls to build.
+    A named tuple: made every step (by :data:`_outcome`), and a frozen dataclass costs
+    four ``object.__setattr__`` calls to build.
     """
 
     status: Status
@@ -76,49 +81,61 @@ class StepOutcome(NamedTuple):
     """Wall time of the solve, the integration and the error norms [µs]."""
     errors: dict[str, float | None]
     """Task name → ‖e‖ after the step, in stack order (:func:`step_errors`)."""
+    q: list[float]
+    """The configuration after the step (the list the state publishes)."""
 
 
-def solve_step(
-    plan: Plan, configuration: Configuration, settings: SolverSettings
-) -> StepOutcome:
+_Fields = tuple[Status, str | None, float, dict[str, float | None], list[float]]
+
+
+def _outcome(fields: _Fields) -> StepOutcome:
+    """A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``."""
+    return tuple.__new__(StepOutcome, fields)
+
+
+def solve_step(plan: Plan, configuration: Configuration, settings: SolverSettings) -> StepOutcome:
     """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
     dt = settings.step_dt
     start = time.perf_counter()
     status: Status = "running"
     error = None
     compiled = None
+    qpos = configuration.data.qpos
+    q: list[float] = qpos.tolist()  # the step's q, unless it moves
     try:
-        compiled = _compiled_plan(plan, configuration, settings)
+        compiled = _compiled_plan(plan, configuration, settings, dt)
         velocity = compiled.solve() if compiled is not None else None
         if velocity is None:
             velocity = _solve_again(plan, configuration, settings, compiled)
         # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
-        # not finite when any entry is NaN or infinite (max() could skip a NaN).
+        # not finite when any entry is NaN or infinite (max() could skip a NaN). No
+        # keyword to max(): parsing one costs more than the maximum of 7 numbers.
         values = velocity.tolist()
         if not math.isfinite(sum(values)):
             raise NoSolutionFound(settings.solver, "the solution is not finite")
-        if max(map(abs, values), default=0.0) * dt < settings.tolerance:
+        if (max(map(abs, values)) if values else 0.0) * dt < settings.tolerance:
             status = "converged"
         else:
-            qpos = configuration.data.qpos
-            previous = qpos.copy()
             configuration.integrate_inplace(velocity, dt)
-            if not math.isfinite(sum(qpos.tolist())):
-                configuration.update(previous)
+            moved = qpos.tolist()
+            if not math.isfinite(sum(moved)):
+                configuration.update(np.array(q))
                 raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
+            q = moved
     except PosekitError as exc:
         status, error = "failed", str(exc)
     except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     if status == "failed":
+        q = qpos.tolist()  # whatever a failing call left in the configuration
         errors = task_errors(plan, configuration)
     else:
         errors = step_errors(plan, configuration, settings, compiled)
-    return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors)
+    return _outcome((status, error, (time.perf_counter() - start) * 1e6, errors, q))
 
 
 def _compiled_plan(
-    plan: Plan, configuration: Configuration, settings: SolverSettings
+    plan: Plan, configuration: Configuration, settings: SolverSettings, dt: float
 ) -> CompiledPlan | None:
     """The compiled engine's plan of this step's ``solve_ik`` call, or None when that
     call takes the Python path by choice (another solver, the ``python`` engine).
@@ -126,18 +143,23 @@ def _compiled_plan(
     The engine finds it again on every call by a key of the tasks, limits and
     constraints (lists copied into tuples); here the key is the identity of ``plan``
     (its lists are never changed: a structural change makes a new plan), the
-    configuration and the step's ``dt`` and ``damping``, kept on ``plan``: about 5 µs
+    configuration and the step's ``dt`` (``settings.step_dt``) and ``damping``, kept on
+    ``plan``: about 5 µs
     less a step. The plan is the engine's own (:func:`plan_for`), so numbers are the same.
     """
     if settings.solver != "daqp" or current_engine() != "compiled":
         return None
-    dt, damping = settings.step_dt, settings.damping
-    key = (configuration, configuration.data, configuration.model, dt, damping)
+    key = (configuration, configuration.data, configuration.model, dt, settings.damping)
     cached = plan.compiled
     if cached and cached[0][0] == key:
         return cached[0][1]
     found = plan_for(
-        configuration, plan.objectives, dt, damping, plan.limits, plan.constraints or None
+        configuration,
+        plan.objectives,
+        dt,
+        settings.damping,
+        plan.limits,
+        plan.constraints or None,
     )
     cached[:] = [(key, found)]
     return found
@@ -194,6 +216,8 @@ def step_errors(
     if norms is None:
         return task_errors(plan, configuration)
     values: list[float | None] = norms.tolist()
+    if plan.slots_in_order:  # as many norms as names (zip's strict= costs a keyword parse)
+        return dict(zip(plan.names, values))  # noqa: B905
     values.append(None)
     return dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
 

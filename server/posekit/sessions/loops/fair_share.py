@@ -14,11 +14,23 @@ caches, and is forgotten); a single slow step (a garbage collection, a page faul
 counts as at most ``OUTLIER`` times the smoothed cost, and a throttled session is still
 stepped at least every ``MAX_PERIOD_S``: one unlucky measurement cannot park a session
 for the many slow steps it would take to forget it. Parked sessions (converged, failed,
-paused) demand nothing. Costs are the CPU time of
-the stepping thread (its CPU clock, a system call of about 1 µs here, read once between
-two steps: a step is charged from the previous read, with the loop's bookkeeping just
-before it), so time the process waits for a core or for the GIL is not charged to the
-session.
+paused) demand nothing.
+
+Costs are the CPU time of the stepping thread, so time the process waits for a core or
+for the GIL is not charged to the session. The thread's CPU clock is a system call
+(about 0.4–1 µs here, a few % of a step), so a pass reads it twice, at its start and
+after its last step (:math:`C` seconds of CPU in between), and each step only the wall
+clock (``perf_counter``, no system call): step :math:`i` took :math:`w_i` seconds of wall
+time, its bookkeeping included, and :math:`\\sum_i w_i - C \\ge 0` is the time the thread
+was off the CPU. That time comes in chunks of milliseconds (a time slice, the GIL's
+switch interval), longer than a step, so it is taken from the longest steps first: step
+:math:`i` is charged :math:`c_i = \\min(w_i, L)` with :math:`\\sum_i \\min(w_i, L) = C`
+(:func:`water_level` again; :math:`L = \\infty` when nothing was off the CPU). So the
+pass's CPU time is charged in full (:math:`\\sum_i c_i = C`) and no step is charged
+more than its wall time. When the thread left the CPU during one step :math:`k` of the
+pass, every step that took no more CPU than :math:`k` is charged exactly its own time,
+and :math:`k` with the steps heavier than it share the rest evenly (so :math:`k` gets
+its own time when it is the pass's heaviest); the smoothing absorbs such a pass.
 """
 
 from __future__ import annotations
@@ -26,12 +38,17 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 SMOOTHING = 0.2  # weight of the newest step in a session's smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
+
+
+Charge = tuple[object, float, float, bool]
+"""A step of a pass: its session (key), wall time [s], rate [Hz] and whether it runs on."""
 
 
 @dataclass
@@ -65,17 +82,31 @@ class FairShare:
         """A step of ``key`` took ``cost`` seconds of CPU; it keeps running at
         ``rate_hz`` unless it parked (``running`` false)."""
         with self._lock:
-            demand = self._demands.get(key)
-            if demand is None:
-                self._demands[key] = _Demand(cost, rate_hz, running)
-                return
-            if demand.steps == 1:
-                demand.cost = cost
-            else:
-                demand.cost += SMOOTHING * (min(cost, OUTLIER * demand.cost) - demand.cost)
-            demand.steps += 1
-            demand.rate = rate_hz
-            demand.running = running
+            self._add(key, cost, rate_hz, running)
+
+    def charge_pass(self, charges: Sequence[Charge], cpu: float) -> None:
+        """A pass took ``cpu`` seconds of the thread's CPU time and stepped the
+        ``(key, wall time [s], rate [Hz], running)`` of ``charges``: record each step
+        at its share of ``cpu`` (module docstring)."""
+        level = water_level([charge[1] for charge in charges], cpu)
+        with self._lock:
+            for key, wall, rate_hz, running in charges:
+                self._add(key, wall if wall < level else level, rate_hz, running)
+
+    def _add(self, key: object, cost: float, rate_hz: float, running: bool) -> None:
+        """:meth:`record`, lock held."""
+        demand = self._demands.get(key)
+        if demand is None:
+            self._demands[key] = _Demand(cost, rate_hz, running)
+            return
+        if demand.steps == 1:
+            demand.cost = cost
+        else:
+            ceiling = OUTLIER * demand.cost  # (a comparison: min() parses keywords)
+            demand.cost += SMOOTHING * ((cost if cost < ceiling else ceiling) - demand.cost)
+        demand.steps += 1
+        demand.rate = rate_hz
+        demand.running = running
 
     def forget(self, key: object) -> None:
         """``key`` is no longer stepped."""

@@ -6,7 +6,7 @@ Named tuples: typed fields, and they pickle as compactly and quickly as plain tu
 Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
 :class:`Close`, :class:`RobotChanged`, :class:`Stop`, :class:`Consumed`, and
 :class:`Batch` (several replays at once). Solver process → server: :class:`States` (one per pass,
-each state's JSON already encoded), :class:`Diverged` (a mirror could not be built or a
+each state's JSON already encoded; sent as :class:`StateRows`), :class:`Diverged` (a mirror could not be built or a
 replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
 (first, once the process is warm).
 """
@@ -106,6 +106,17 @@ class States(NamedTuple):
         return _states, (rows,)
 
 
+class StateRows(NamedTuple):
+    """:class:`States` as a solver process sends them: rows ``(session_id, epoch,
+    state.wire())``, made as the pass publishes (no :class:`Solved` a state). It
+    pickles as :class:`States` does, so the server process receives :class:`States`."""
+
+    rows: list[tuple[str, int, tuple[Any, ...]]]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _states, (self.rows,)
+
+
 class Diverged(NamedTuple):
     session_id: str
     reason: str
@@ -120,7 +131,7 @@ class Ready(NamedTuple):
     """The solver process is warm (imports done, kernels compiled) and serves."""
 
 
-FromSolver = States | Diverged | ExportedSpec | Ready
+FromSolver = States | StateRows | Diverged | ExportedSpec | Ready
 
 
 def _states(rows: list[tuple[str, int, tuple[Any, ...]]]) -> States:

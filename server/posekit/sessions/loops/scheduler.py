@@ -37,7 +37,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from posekit.sessions.changes import Change
 from posekit.sessions.loops.fair_share import FairShare
@@ -54,6 +53,9 @@ LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
 _Entry = tuple[float, int, int, LoopSession]  # (due, tie-breaker, token, session)
+_Due = tuple[float, LoopSession, bool]
+"""A session taken for a pass: when it was due, the session, and whether for a change
+(a plain tuple: one is made per step, and a named tuple's constructor is Python)."""
 
 
 @dataclass
@@ -81,7 +83,11 @@ class Scheduler:
     def __init__(self, name: str = "posekit-solver", capacity: float = math.inf) -> None:
         self._name = name
         self.fair_share = FairShare(capacity)
-        self._cond = threading.Condition()
+        # The condition's lock, taken directly where nobody waits (Condition's own
+        # __enter__ is a Python call); the thread waits on the condition.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._sleeping = False  # whether the solver thread waits on the condition
         self._changes: list[_Entry] = []
         self._cadence: list[_Entry] = []
         self._counter = itertools.count()
@@ -129,7 +135,7 @@ class Scheduler:
 
     def wake(self, session: LoopSession) -> None:
         """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change)."""
-        with self._cond:
+        with self._lock:
             slot = self._slots.get(session)
             if slot is None:
                 if session.closed:
@@ -150,23 +156,33 @@ class Scheduler:
         if session.closed:
             self._slots.pop(session, None)
             return
-        changes, cadence = self._changes, self._cadence
-        first = min(changes[0][0] if changes else math.inf, cadence[0][0] if cadence else math.inf)
+        # Sooner than anything scheduled: the sleeping thread re-times (a thread that
+        # calls step_due never sleeps here).
+        notify = self._sleeping and at < self._earliest()
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
         heapq.heappush(
-            changes if urgent else cadence, (at, next(self._counter), slot.token, session)
+            self._changes if urgent else self._cadence,
+            (at, next(self._counter), slot.token, session),
         )
-        if at < first:  # sooner than anything scheduled: the waiting thread re-times
+        if notify:
             self._cond.notify()
+
+    def _earliest(self) -> float:
+        """When the first entry of either heap is due (condition held; inf: none)."""
+        changes, cadence = self._changes, self._cadence
+        # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
+        # arguments on every call, which costs more than the comparison itself.
+        first = changes[0][0] if changes else math.inf
+        return cadence[0][0] if cadence and cadence[0][0] < first else first
 
     def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
         """Nothing to do: in this process, watchers encode a state once, when first sent."""
 
     def remove(self, session: LoopSession) -> None:
         """Never step ``session`` again (it was deleted)."""
-        with self._cond:
+        with self._lock:
             self._slots.pop(session, None)
             self.fair_share.forget(session)
 
@@ -192,14 +208,16 @@ class Scheduler:
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
+        horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
         for heap in (self._changes, self._cadence):
-            while heap and len(due) < MAX_BATCH and heap[0][0] <= now + LOOKAHEAD:
-                entry = heapq.heappop(heap)
-                slot = self._valid(entry)
-                if slot is not None:
+            urgent = heap is self._changes
+            while heap and len(due) < MAX_BATCH and heap[0][0] <= horizon:
+                at, _, token, session = heapq.heappop(heap)
+                slot = slots.get(session)  # (_valid, inlined: once per step)
+                if slot is not None and slot.token == token:
                     slot.due = None  # in flight
-                    due.append(_Due(entry[0], entry[3], heap is self._changes))
+                    due.append((at, session, urgent))
         return due, 0.0
 
     def step_due(self) -> float | None:
@@ -208,7 +226,7 @@ class Scheduler:
 
         For a caller that drives the loop on its own thread instead of :meth:`start`.
         """
-        with self._cond:
+        with self._lock:
             due, delay = self._take_due()
         if due:
             self._run_pass(due, SignalBatch())
@@ -220,7 +238,9 @@ class Scheduler:
             with self._cond:
                 due, delay = self._take_due()
                 while not due and self._running:
+                    self._sleeping = True
                     self._cond.wait(delay)
+                    self._sleeping = False
                     due, delay = self._take_due()
                 if not self._running:
                     return
@@ -229,15 +249,24 @@ class Scheduler:
     def _run_pass(self, due: list[_Due], batch: SignalBatch) -> None:
         pending = deque(due)
         stepped: list[LoopSession] = []
-        # The thread's CPU clock, read once between two steps (a system call here): a
-        # step is charged from the previous read, with the bookkeeping just before it.
+        charges: list[tuple[LoopSession, float, float, bool]] = []  # Charge
+        # CPU time: the thread's CPU clock (a system call) is read at the start of the
+        # pass and after its last step; each step's wall time (perf_counter, no system
+        # call) apportions it (FairShare.charge_pass).
         cpu = time.thread_time()
+        last = time.perf_counter()
         while pending:
             item = pending.popleft()
-            cpu = self._step(item, batch, cpu)
-            stepped.append(item.session)
+            rate_hz, running = self._step(item, batch)
+            now = time.perf_counter()
+            charges.append((item[1], now - last, rate_hz, running))
+            last = now
+            stepped.append(item[1])
             if pending and self._changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
+        cpu = time.thread_time() - cpu
+        with self._lock:  # as remove(): a session removed during the pass stays forgotten
+            self.fair_share.charge_pass([c for c in charges if not c[0].closed], cpu)
         batch.flush()
         if self.on_pass is not None:
             try:
@@ -248,7 +277,7 @@ class Scheduler:
     def _take_changes_due(self) -> list[_Due]:
         """Changes that came due during a pass, to step next in it."""
         taken: list[_Due] = []
-        with self._cond:
+        with self._lock:
             now = time.monotonic()
             self._prune(self._changes)
             while self._changes and self._changes[0][0] <= now:
@@ -256,13 +285,13 @@ class Scheduler:
                 slot = self._valid(entry)
                 if slot is not None:
                     slot.due = None  # in flight
-                    taken.append(_Due(entry[0], entry[3], True))
+                    taken.append((entry[0], entry[3], True))
         return taken
 
-    def _step(self, item: _Due, batch: SignalBatch, cpu: float) -> float:
-        """Step one session, charge its CPU time since ``cpu`` (the thread's CPU clock
-        [s]) to its share and schedule its next step; returns the clock after the step."""
-        session = item.session
+    def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool]:
+        """Step one session and schedule its next step; returns its own rate [Hz] and
+        whether it keeps running (for its fair share)."""
+        at, session, urgent = item
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
         solve_us = 0.0
@@ -272,10 +301,7 @@ class Scheduler:
         except Exception:  # a bug in one session must not stop the others
             logger.exception("session %s: step crashed", session.id)
             keep_going = False
-        # CPU time: waiting for a core or the GIL is not charged.
-        stepped = time.thread_time()
-        self.fair_share.record(session, stepped - cpu, 1.0 / own_period, keep_going)
-        with self._cond:
+        with self._lock:
             slot = self._slots.get(session)
             if slot is not None:
                 now = slot.last_step = time.monotonic()
@@ -285,17 +311,9 @@ class Scheduler:
                     # A change step takes the place of the cadence step it came before:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
-                    due = replaced if item.urgent and replaced is not None else item.at
-                    self._push(session, slot, max(due + period, now), urgent=False)
+                    due = (replaced if urgent and replaced is not None else at) + period
+                    self._push(session, slot, due if due > now else now, urgent=False)
         self.steps += 1
         if self.on_step is not None:
             self.on_step(solve_us)
-        return stepped
-
-
-class _Due(NamedTuple):
-    """A session taken for a pass: when it was due, and whether for a change."""
-
-    at: float
-    session: LoopSession
-    urgent: bool
+        return 1.0 / own_period, keep_going

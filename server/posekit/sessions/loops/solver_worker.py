@@ -15,7 +15,7 @@ its pipe:
 - :class:`Batch`: several of the above, in order.
 
 and sends :class:`States` after each scheduler pass (each state's JSON already
-encoded) and :class:`Diverged` when a mirror cannot be built or a replayed change
+encoded; as :class:`StateRows`) and :class:`Diverged` when a mirror cannot be built or a replayed change
 fails, so that the server process re-opens the mirror from its spec.
 
 One thread reads the pipe and steps the mirrors (no thread switches, no lock
@@ -55,8 +55,7 @@ from posekit.sessions.loops.messages import (
     Ready,
     Replay,
     RobotChanged,
-    Solved,
-    States,
+    StateRows,
     Stop,
     ToSolver,
 )
@@ -250,16 +249,19 @@ class MirrorHost:
 
     # ---------------------------------------------------------------- output
     def _publish(self, stepped: list[LoopSession]) -> None:
-        states = []
+        """Send the states of a pass's open mirrors, encoded for their watchers, as the
+        rows the server process unpickles into :class:`States`."""
+        rows = []
+        sessions, epochs = self.sessions, self._epochs
         for stepped_session in stepped:
             session_id = stepped_session.id
-            mirror, epoch = self.sessions.get(session_id), self._epochs.get(session_id)
+            mirror, epoch = sessions.get(session_id), epochs.get(session_id)
             if mirror is not None and epoch is not None and not mirror.closed:
                 state = mirror.state
                 state.encode(mirror.encodings)  # once, here, for all its watchers
-                states.append(Solved(session_id, epoch, state))
-        if states:
-            self.send(States(states))
+                rows.append((session_id, epoch, state.wire()))
+        if rows:
+            self.send(StateRows(rows))
             self.credit.sent()
 
     def send(self, message: FromSolver) -> None:
