@@ -18,11 +18,16 @@ from posekit.listener import PortInUse, bind_listener
 from posekit.settings import LogLevel, Settings, SettingsError
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from posekit.api.app import Hook
 
 # Websocket frames above this close the connection (1009) at the transport; the API
 # stream refuses smaller messages above POSEKIT_WS_MAX_BYTES with an error reply.
 WS_TRANSPORT_MAX_BYTES = 1 << 20
+# uvicorn's websocket protocol: websockets' Sans-I/O one (what "auto" picks when
+# websockets is installed), named so that every server of the app uses the same.
+WS_IMPLEMENTATION = "websockets-sansio"
 
 
 def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
@@ -57,6 +62,25 @@ def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
     return create_first
 
 
+def uvicorn_config(app: FastAPI, settings: Settings, ws: str = WS_IMPLEMENTATION) -> uvicorn.Config:
+    """How uvicorn serves the app (``posekit up``, the tests' servers, the benches):
+    websocket frames up to :data:`WS_TRANSPORT_MAX_BYTES` (or the settings' larger
+    limit), no compression, the app's own logging."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        ws=ws,
+        ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
+        # States are a few hundred bytes; compressing each one cost more server CPU
+        # than everything else per message on the load bench, so deflate is off.
+        ws_per_message_deflate=False,
+        log_config=None,  # the app's configure_logging formats uvicorn's lines too
+        log_level=None,
+        access_log=False,  # the app logs each request itself, with its request id
+    )
+
+
 def serve(
     host: str | None,
     port: int | None,
@@ -84,16 +108,7 @@ def serve(
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown_host}:{port}"
     print(f"posekit: serving on {url}  (API docs: {url}/docs)", flush=True)
-    config = uvicorn.Config(
-        create_app(settings, on_startup=[first_session(robot, url)]),
-        ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
-        # States are a few hundred bytes; compressing each one cost more server CPU
-        # than everything else per message on the load bench, so deflate is off.
-        ws_per_message_deflate=False,
-        log_config=None,  # the app's configure_logging formats uvicorn's lines too
-        log_level=None,
-        access_log=False,  # the app logs each request itself, with its request id
-    )
+    config = uvicorn_config(create_app(settings, on_startup=[first_session(robot, url)]), settings)
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])

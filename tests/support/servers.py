@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 from posekit.app import create_app
+from posekit.cli import uvicorn_config
 from posekit.sessions import SessionManager
 from posekit.settings import Settings
 
@@ -43,9 +44,7 @@ class LiveServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            self.app, log_level="warning", ws_max_size=1 << 20, ws_per_message_deflate=False
-        )
+        config = uvicorn_config(self.app, settings)  # as ``posekit up`` serves it
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
