@@ -40,6 +40,8 @@ and 3 % per target. Without valgrind it just runs and prints the counts.
 
     python bench/stream_pass.py SESSIONS [--hz 20] [--seconds 5] [--targets 20]
                                 [--burst 20] [--ws websockets|websockets-sansio]
+
+(``--ws``: one of uvicorn's own implementations instead of ``posekit.ws_protocol``.)
 """
 
 from __future__ import annotations

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 # Websocket frames above this close the connection (1009) at the transport; the API
 # stream refuses smaller messages above POSEKIT_WS_MAX_BYTES with an error reply.
 WS_TRANSPORT_MAX_BYTES = 1 << 20
-# uvicorn's websocket protocol: websockets' Sans-I/O one (what "auto" picks when
-# websockets is installed), named so that every server of the app uses the same.
-WS_IMPLEMENTATION = "websockets-sansio"
 
 
 def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
@@ -62,15 +59,22 @@ def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
     return create_first
 
 
-def uvicorn_config(app: FastAPI, settings: Settings, ws: str = WS_IMPLEMENTATION) -> uvicorn.Config:
+def uvicorn_config(
+    app: FastAPI, settings: Settings, ws: str | type[asyncio.Protocol] | None = None
+) -> uvicorn.Config:
     """How uvicorn serves the app (``posekit up``, the tests' servers, the benches):
     websocket frames up to :data:`WS_TRANSPORT_MAX_BYTES` (or the settings' larger
-    limit), no compression, the app's own logging."""
+    limit), no compression, the app's own logging. ``ws``: uvicorn's websocket
+    implementation; by default uvicorn's ``websockets-sansio`` (what its "auto" picks,
+    and cheaper per message than ``websockets``) with posekit's fast path for small
+    client frames (:mod:`posekit.ws_protocol`)."""
     import uvicorn
+
+    from posekit.ws_protocol import PosekitWebSocketProtocol
 
     return uvicorn.Config(
         app,
-        ws=ws,
+        ws=ws or PosekitWebSocketProtocol,
         ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
         # States are a few hundred bytes; compressing each one cost more server CPU
         # than everything else per message on the load bench, so deflate is off.
