@@ -177,3 +177,46 @@ def test_plain_frames_skip_the_general_parser() -> None:
     events = asyncio.run(scenario())
     assert [e["text"] for e in events] == ["message 0", "message 1", "message 2"]
     assert fed == [_masked(0x89, b"p")]  # only the ping went to websockets' parser
+
+
+async def _sent(cls: type[WebSocketsSansIOProtocol], messages: list[dict[str, Any]]) -> Any:
+    """The bytes written for ``messages`` sent on an open connection (or the error)."""
+    config = Config(_app, ws_per_message_deflate=False, lifespan="off", log_config=None)
+    config.load()
+    protocol = cls(config, ServerState(), {})
+    transport = Transport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
+    client.send_request(client.connect())
+    protocol.data_received(b"".join(client.data_to_send()))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    handshake = len(transport.written)
+    outcome: list[Any] = []
+    for message in messages:
+        try:
+            await protocol.send(message)  # type: ignore[arg-type]
+        except Exception as exc:  # the same error is the point
+            outcome.append(repr(exc))
+    for task in list(protocol.tasks):
+        task.cancel()
+    return b"".join(transport.written[handshake:]), outcome, transport.calls
+
+
+def test_data_messages_are_sent_as_uvicorn_sends_them() -> None:
+    messages: list[dict[str, Any]] = [
+        {"type": "websocket.send", "text": '{"type": "state", "seq": 1}'},
+        {"type": "websocket.send", "text": "é" * 100},  # 200 bytes: a 16-bit length
+        {"type": "websocket.send", "bytes": b"\x00" * 48},
+        {"type": "websocket.send", "text": "x" * 70_000},  # a 64-bit length
+        {"type": "websocket.send", "bytes": b"", "text": "ignored"},
+        {"type": "websocket.send", "text": ""},
+        {"type": "websocket.send"},
+        {"type": "websocket.close", "code": 4410, "reason": "session closed"},
+        {"type": "websocket.send", "text": "after the close"},
+    ]
+    ours = asyncio.run(_sent(PosekitWebSocketProtocol, messages))
+    assert ours == asyncio.run(_sent(WebSocketsSansIOProtocol, messages))
+    written, errors, _ = ours
+    assert written.startswith(b"\x81\x1b" + b'{"type": "state", "seq": 1}')
+    assert len(errors) == 1 and "after sending 'websocket.close'" in errors[0]
