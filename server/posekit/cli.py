@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import socket
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from fastapi import FastAPI
 
@@ -18,6 +18,8 @@ from posekit.listener import PortInUse, bind_listener
 from posekit.settings import LogLevel, Settings, SettingsError
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from posekit.api.app import Hook
 
 # Websocket frames above this close the connection (1009) at the transport; the API
@@ -57,6 +59,36 @@ def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
     return create_first
 
 
+def uvicorn_config(
+    app: FastAPI,
+    settings: Settings,
+    ws: str | type[asyncio.Protocol] | None = None,
+    **options: Any,
+) -> uvicorn.Config:
+    """How uvicorn serves the app (``posekit up``, the tests' servers, the benches):
+    websocket frames up to :data:`WS_TRANSPORT_MAX_BYTES` (or the settings' larger
+    limit), no compression, the app's own logging. ``ws``: uvicorn's websocket
+    implementation; by default uvicorn's ``websockets-sansio`` (what its "auto" picks,
+    and cheaper per message than ``websockets``) with posekit's fast path for small
+    client frames (:mod:`posekit.ws_protocol`). ``options``: other ``uvicorn.Config``
+    arguments, e.g. a test server's own logging."""
+    import uvicorn
+
+    from posekit.ws_protocol import PosekitWebSocketProtocol
+
+    ours: dict[str, Any] = {
+        "ws": ws or PosekitWebSocketProtocol,
+        "ws_max_size": max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
+        # States are a few hundred bytes; compressing each one cost more server CPU
+        # than everything else per message on the load bench, so deflate is off.
+        "ws_per_message_deflate": False,
+        "log_config": None,  # the app's configure_logging formats uvicorn's lines too
+        "log_level": None,
+        "access_log": False,  # the app logs each request itself, with its request id
+    }
+    return uvicorn.Config(app, **(ours | options))
+
+
 def serve(
     host: str | None,
     port: int | None,
@@ -84,16 +116,7 @@ def serve(
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown_host}:{port}"
     print(f"posekit: serving on {url}  (API docs: {url}/docs)", flush=True)
-    config = uvicorn.Config(
-        create_app(settings, on_startup=[first_session(robot, url)]),
-        ws_max_size=max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
-        # States are a few hundred bytes; compressing each one cost more server CPU
-        # than everything else per message on the load bench, so deflate is off.
-        ws_per_message_deflate=False,
-        log_config=None,  # the app's configure_logging formats uvicorn's lines too
-        log_level=None,
-        access_log=False,  # the app logs each request itself, with its request id
-    )
+    config = uvicorn_config(create_app(settings, on_startup=[first_session(robot, url)]), settings)
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])

@@ -15,8 +15,10 @@ from pathlib import Path
 import httpx
 import uvicorn
 from posekit.app import create_app
+from posekit.cli import uvicorn_config
 from posekit.sessions import SessionManager
 from posekit.settings import Settings
+from uvicorn.config import LOGGING_CONFIG
 
 from support.ports import free_port
 
@@ -43,8 +45,9 @@ class LiveServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            self.app, log_level="warning", ws_max_size=1 << 20, ws_per_message_deflate=False
+        # As ``posekit up`` serves it, with uvicorn's own logging at warning.
+        config = uvicorn_config(
+            self.app, settings, log_config=LOGGING_CONFIG, log_level="warning", access_log=True
         )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(

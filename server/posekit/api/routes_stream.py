@@ -38,7 +38,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, WebSocket
@@ -47,6 +47,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, response_of, status_of
+from posekit.api.plain_target import parse, plain_target
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.stream_protocol import (
     CLIENT_MESSAGE,
@@ -67,6 +68,10 @@ from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
 logger = logging.getLogger(__name__)
+
+TargetFields = Mapping[str, Any]
+"""A target's given fields by name, checked against the message schema; the target is
+built from them only when it is applied (a replaced one never is)."""
 router = APIRouter()
 
 
@@ -85,7 +90,7 @@ def handle_client_message(
     subscription: Subscription,
     limits: StreamLimits,
     gate: TokenBucket,
-    credit: TargetCredit,
+    credit: TargetCredit[TargetFields],
 ) -> str | None:
     """Take one client message: a target goes to the client's ``credit`` (applied now or
     when the previous one is answered); refusals go back to this client only.
@@ -105,6 +110,10 @@ def handle_client_message(
             ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw))
         )
         return "rate_limited"
+    plain = plain_target(parse(raw))
+    if plain is not None:  # the common form, read without pydantic (the same values)
+        credit.offer(plain.task, plain.fields, plain.ref)
+        return None
     try:
         message = CLIENT_MESSAGE.validate_json(raw)
     except ValidationError as exc:
@@ -120,22 +129,20 @@ def handle_client_message(
     if isinstance(message, PingMessage):
         subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
         return None
-    target = construct(
-        Target, **{k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
-    )
-    credit.offer(message.task, target, message.ref)
+    fields = {k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
+    credit.offer(message.task, fields, message.ref)
     return None
 
 
 def target_applier(
     session: Session, subscription: Subscription, refused: Callable[[str], None]
-) -> Apply:
+) -> Apply[TargetFields]:
     """Applies a client's target to ``session``; a refusal goes back to this client
     (an ``error`` with the target's ``ref``) and to ``refused`` (its code)."""
 
-    def apply(task: str, target: Target, ref: Any) -> bool:
+    def apply(task: str, fields: TargetFields, ref: Any) -> bool:
         try:
-            session.set_target(task, target, ref=ref)
+            session.set_target(task, construct(Target, **fields), ref=ref)
             return True
         except (ValidationError, PosekitError) as exc:
             if isinstance(exc, ValidationError):
@@ -150,7 +157,10 @@ def target_applier(
 
 
 async def _write(
-    websocket: WebSocket, session: Session, subscription: Subscription, credit: TargetCredit
+    websocket: WebSocket,
+    session: Session,
+    subscription: Subscription,
+    credit: TargetCredit[TargetFields],
 ) -> None:
     """Send hello, then updates as they come (latest state wins, rate-limited); states in
     the subscription's encoding, already encoded (by the solver process, ahead)."""

@@ -28,18 +28,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
-
-from posekit.sessions.kinds import Target
+from typing import Any, Generic, TypeVar
 
 HOLD_S = 0.25
 """[s] How long a target waits at most for the answer to the previous one."""
 
-Apply = Callable[[str, Target, Any], bool]
+T = TypeVar("T")
+
+Apply = Callable[[str, T, Any], bool]
 """Applies one target (task, target, ref); False when refused (it tells the client)."""
 
 
-class TargetCredit:
+class TargetCredit(Generic[T]):
     """The targets of one stream client, metered by the states answering them.
 
     Args:
@@ -48,13 +48,15 @@ class TargetCredit:
         hold_s: A waiting target is applied after this long without an answer [s].
     """
 
-    def __init__(self, apply: Apply, revision: Callable[[], int], hold_s: float = HOLD_S) -> None:
+    def __init__(
+        self, apply: Apply[T], revision: Callable[[], int], hold_s: float = HOLD_S
+    ) -> None:
         self._apply = apply
         self._revision = revision
         self._hold_s = hold_s
         self._awaited: int | None = None  # the revision whose state answers our last one
         self._applied_at = 0.0
-        self._waiting: dict[str, tuple[Target, Any]] = {}
+        self._waiting: dict[str, tuple[T, Any]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self.superseded = 0
         """Targets replaced by a newer one of the same task before they were applied."""
@@ -64,7 +66,7 @@ class TargetCredit:
         """Targets waiting for the answer to the previous one."""
         return len(self._waiting)
 
-    def offer(self, task: str, target: Target, ref: Any) -> None:
+    def offer(self, task: str, target: T, ref: Any) -> None:
         """A target from the client: applied now, or kept until the previous is answered."""
         if self._waiting.pop(task, None) is not None:
             self.superseded += 1

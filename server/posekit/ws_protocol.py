@@ -1,0 +1,165 @@
+"""uvicorn's websocket protocol (websockets' Sans-I/O one), with whole small client
+frames taken without the general frame parser.
+
+A client dragging a gizmo sends a small text frame many times a second. uvicorn's
+``websockets-sansio`` protocol hands every byte to websockets' ``ServerProtocol``, whose
+parser — generator-based coroutines reading the frame's header, length, mask and
+payload piece by piece — cost about 48k instructions a message here, more than posekit
+spends validating and queueing the target it carries (``bench/stream_pass.py``).
+
+:class:`PosekitWebSocketProtocol` reads the common frame itself, and only that frame: a
+complete, final, unfragmented text or binary data frame (RFC 6455 §5.2: FIN set, RSV bits
+clear, opcode 1 or 2), masked as a client's must be, with a 7- or 16-bit payload length
+within the connection's size limit, arriving while the connection is open, no message is
+in progress and websockets holds no buffered bytes. It unmasks the payload and passes it
+on exactly as uvicorn does with a frame websockets parsed (``handle_text`` /
+``handle_bytes``: the same ASGI event, the same UTF-8 check and 1007 close, the same flow
+control). At the first byte that is anything else — a control frame, a fragment, a
+64-bit length, an unmasked or oversized frame, an incomplete frame — the rest of the data
+goes to websockets as before, which answers or closes as it always did. Frames are taken
+in order, so the messages reach the app in the order they were sent; and as uvicorn
+does, nothing of a read that breaks the protocol reaches the app.
+
+Sending (a state per watcher, many times a second) is the same story: websockets builds a
+``Frame`` and serializes it in Python. An app message ``websocket.send`` on an open
+connection with nothing else queued is written as its one unmasked, final frame (RFC 6455
+§5.2, the 7-, 16- or 64-bit length) in the very bytes websockets would write, after the
+same wait for the transport's flow control; any other case is the base class's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from uvicorn.protocols.utils import ClientDisconnected
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+
+if TYPE_CHECKING:
+    from uvicorn._types import ASGISendEvent
+
+try:  # websockets' C unmasking, as its own parser uses
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - a build of websockets without it
+    from websockets.utils import apply_mask
+
+_FIN_TEXT = 0x81  # FIN, RSV1-3 clear, opcode 1
+_FIN_BINARY = 0x82  # FIN, RSV1-3 clear, opcode 2
+_MASKED = 0x80
+_LENGTH_16 = 126  # the 7-bit length field's value meaning "a 16-bit length follows"
+_LENGTH_64 = 127  # ... "a 64-bit length follows"
+
+
+class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
+    """``websockets-sansio`` with fast paths for whole small data frames received and
+    data messages sent (module docstring); everything else is the base class's."""
+
+    async def send(self, message: ASGISendEvent) -> None:
+        if message["type"] != "websocket.send" or not self._plain_send_allowed():
+            return await super().send(message)
+        await self.writable.wait()
+        if self.disconnected:
+            raise ClientDisconnected()
+        if not self._plain_send_allowed():  # it changed while we waited
+            return await super().send(message)
+        data = message.get("bytes")
+        if data is not None:
+            self.transport.write(_frame_header(_FIN_BINARY, len(data)) + data)
+            return None
+        text = message.get("text")
+        if text is None:
+            return await super().send(message)
+        payload = text.encode()
+        self.transport.write(_frame_header(_FIN_TEXT, len(payload)) + payload)
+        return None
+
+    def _plain_send_allowed(self) -> bool:
+        """Whether a data frame may be written as is: an open connection, nothing queued
+        by websockets, no fragmented message in progress, no extension."""
+        conn = self.conn
+        return (
+            self.handshake_complete
+            and not self.close_sent
+            and self.initial_response is None
+            and conn.state is State.OPEN
+            and not conn.writes
+            and not conn.expect_continuation_frame
+            and not conn.extensions
+        )
+
+    def data_received(self, data: bytes) -> None:
+        frames: list[Frame] = []
+        if self._plain_frames_allowed():
+            taken, frames = self._plain_frames(data)
+            data = data[taken:]
+        if data:
+            self.conn.receive_data(data)
+            if self.conn.parser_exc is not None:
+                # As uvicorn: nothing of a read that broke the protocol reaches the app.
+                self.handle_parser_exception()
+                return
+        for frame in frames:
+            if frame.opcode is Opcode.TEXT:
+                self.handle_text(frame)
+            else:
+                self.handle_bytes(frame)
+        if data:
+            self.handle_events()
+
+    def _plain_frames_allowed(self) -> bool:
+        """Whether websockets' parser is between frames of an open connection, with no
+        message in progress, nothing buffered and no extension."""
+        conn = self.conn
+        return (
+            self.handshake_complete
+            and conn.state is State.OPEN
+            and conn.current_size is None
+            and not conn.reader.buffer
+            and not conn.extensions
+            and conn.parser_exc is None
+        )
+
+    def _plain_frames(self, data: bytes) -> tuple[int, list[Frame]]:
+        """The whole plain data frames at the start of ``data``, unmasked, and the
+        number of bytes they took."""
+        frames = []
+        limit = self.conn.max_message_size
+        start, end = 0, len(data)
+        while end - start >= 6:
+            head = data[start]
+            if head != _FIN_TEXT and head != _FIN_BINARY:
+                break
+            second = data[start + 1]
+            if not second & _MASKED:
+                break
+            length = second & 0x7F
+            header = 2
+            if length == _LENGTH_16:
+                if end - start < 8:
+                    break
+                length = (data[start + 2] << 8) | data[start + 3]
+                header = 4
+            elif length > _LENGTH_16:
+                break
+            if limit is not None and length > limit:
+                break
+            payload_at = start + header + 4
+            if end < payload_at + length:
+                break
+            mask = data[start + header : payload_at]
+            payload = apply_mask(data[payload_at : payload_at + length], mask)
+            opcode = Opcode.TEXT if head == _FIN_TEXT else Opcode.BINARY
+            frames.append(Frame(opcode, payload))
+            start = payload_at + length
+        return start, frames
+
+
+def _frame_header(head: int, length: int) -> bytes:
+    """An unmasked frame's header: ``head`` (FIN, RSV, opcode), then the payload length
+    in 7, 7 + 16 or 7 + 64 bits (RFC 6455 §5.2)."""
+    if length < _LENGTH_16:
+        return bytes((head, length))
+    if length < 1 << 16:
+        return bytes((head, _LENGTH_16)) + length.to_bytes(2, "big")
+    return bytes((head, _LENGTH_64)) + length.to_bytes(8, "big")
