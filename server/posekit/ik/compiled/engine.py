@@ -82,8 +82,12 @@ def _key(
 
 
 def _plan(configuration: Configuration, key: Key) -> Plan:
-    """The plan of the problem ``key``, reused when the same problem was solved before."""
-    plans = _plans_of(configuration)
+    """The plan of the problem ``key``, reused when the same problem was solved before
+    (the last one is checked first: a loop solving the same problem pays one lookup and
+    one tuple comparison)."""
+    plans = _PLANS.get(id(configuration))
+    if plans is None:
+        plans = _plans_of(configuration)
     try:
         if key == plans.last_key and plans.last_plan is not None:
             return plans.last_plan
@@ -98,16 +102,6 @@ def _plan(configuration: Configuration, key: Key) -> Plan:
     plans.plans.move_to_end(key)
     plans.last_key, plans.last_plan = key, plan
     return plan
-
-
-def _current_plan(configuration: Configuration, key: Key) -> Plan:
-    """:func:`_plan`, with the last plan of ``configuration`` checked first, inline."""
-    plans = _PLANS.get(id(configuration))
-    try:
-        plan = plans.last_plan if plans is not None and key == plans.last_key else None
-    except (TypeError, ValueError):
-        plan = None
-    return _plan(configuration, key) if plan is None else plan
 
 
 def _static_reason(solver: str, settings: dict[str, object]) -> str | None:
@@ -178,7 +172,7 @@ def error_norms(
 
         limits = default_limits(configuration)
     key = _key(configuration, tasks, dt, damping, limits, constraints)
-    return _current_plan(configuration, key).error_norms()
+    return _plan(configuration, key).error_norms()
 
 
 def solve_compiled(
@@ -195,7 +189,7 @@ def solve_compiled(
     if solver != "daqp" or settings or current_engine() != "compiled":
         return None  # a choice of the caller: no warning (fallback_reason tells)
     key = _key(configuration, tasks, dt, damping, limits, constraints)
-    plan = _current_plan(configuration, key)
+    plan = _plan(configuration, key)
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:
         _warn_once(plan.reason)

@@ -26,6 +26,8 @@ from posekit.ik.lie.utils import (
 
 _FULL_RANGE = (-math.inf, math.inf)
 _CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+_FLOAT64 = np.dtype(np.float64)
 
 
 class SE3(MatrixLieGroup):
@@ -74,11 +76,16 @@ class SE3(MatrixLieGroup):
     @classmethod
     def from_translation(cls, translation: np.ndarray) -> SE3:
         """A pure translation [m]."""
-        if type(translation) is not np.ndarray or translation.shape != (3,):
+        if (
+            type(translation) is not np.ndarray
+            or translation.dtype is not _FLOAT64
+            or translation.shape != (3,)
+        ):
             translation = _parameter_vector(translation, 3, "translation")
-        x, y, z = translation.tolist()
+        wxyz_xyz = _IDENTITY.copy()
+        wxyz_xyz[4:] = translation
         pose = object.__new__(cls)
-        pose.wxyz_xyz = np.array((1.0, 0.0, 0.0, 0.0, x, y, z), dtype=np.float64)
+        pose.wxyz_xyz = wxyz_xyz
         return pose
 
     @classmethod
