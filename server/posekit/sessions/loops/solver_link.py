@@ -136,6 +136,9 @@ class SolverLink:
         self._spawn()
 
     def stop(self, timeout: float) -> None:
+        """Ask the solver process to stop, then kill it after ``timeout`` seconds; meanwhile
+        this thread writes and reads the pipe itself (the loop may be this thread), so
+        that the process is not blocked writing states to a pipe nobody reads."""
         with self._life_lock:
             self._stopping = True
         self.send(Stop())
@@ -150,7 +153,7 @@ class SolverLink:
             if process.is_alive():
                 process.kill()
                 process.join(timeout)
-        if channel is not None:
+        if channel is not None and pumping:  # else the loop may still watch its socket
             channel.close()
 
     def _spawn(self) -> bool:
