@@ -85,7 +85,6 @@ class PipeChannel:
         self._reading = False
         self._closed = False
         self._broken = False  # a write failed: the other end is gone
-        self._loop_thread = threading.get_ident() if _running_loop() is loop else None
 
     # ------------------------------------------------------------- lifecycle
     def open(self) -> None:
@@ -93,7 +92,6 @@ class PipeChannel:
         self._on_loop(self._start_reading)
 
     def _start_reading(self) -> None:
-        self._loop_thread = threading.get_ident()
         if self._closed:
             return
         self._reading = True
@@ -142,7 +140,8 @@ class PipeChannel:
         self._socket.close()
 
     def on_loop_thread(self) -> bool:
-        return threading.get_ident() == self._loop_thread
+        """Whether the caller runs on the channel's loop (where it must never wait)."""
+        return _running_loop() is self._loop
 
     def _stop_io(self) -> None:
         if self._reading:
@@ -190,9 +189,10 @@ class PipeChannel:
                     break
                 (length,) = _LONG_LENGTH.unpack_from(buffer, start + 4)
                 header = 12
-            if end - start < header + length:
+            if end - start < header + length:  # the rest is still to come
+                self._start = start
                 self._need(header + length)
-                break
+                return
             start += header + length
             self._start = start  # a frame handler may close the channel
             try:
@@ -207,7 +207,8 @@ class PipeChannel:
             self._start = start
 
     def _need(self, frame_bytes: int) -> None:
-        """Make sure a frame of ``frame_bytes`` (header included) fits once it is read."""
+        """Make sure the frame at the start, ``frame_bytes`` long with its header, fits in
+        the buffer once it is read (it may move the unparsed bytes to the front)."""
         if frame_bytes > len(self._buffer):
             larger = bytearray(frame_bytes)
             larger[: self._end - self._start] = self._view[self._start : self._end]
