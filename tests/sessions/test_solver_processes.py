@@ -9,9 +9,12 @@ must equal that of a reference session built here from the session's spec.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
+import pickle
 import signal
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -324,8 +327,10 @@ def test_replays_sent_from_an_event_loop_go_together_in_order(
     mirrored_state(session)
     link = processes._link_of[session.id]
     sent: list[object] = []
-    real_send = link._connection.send  # type: ignore[union-attr]
-    monkeypatch.setattr(link._connection, "send", lambda m: (sent.append(m), real_send(m))[1])  # fmt: skip
+    channel = link._channel
+    assert channel is not None
+    real_send = channel.send
+    monkeypatch.setattr(channel, "send", lambda b: (sent.append(pickle.loads(b)), real_send(b))[1])  # fmt: skip
     positions = [[0.4, 0.01 * k, 0.35] for k in range(12)]
 
     async def drag() -> None:
@@ -344,3 +349,39 @@ def test_replays_sent_from_an_event_loop_go_together_in_order(
     assert_mirrors(session, processes)
     assert session.state.ref == 11
     assert session.task("ee").target.position == positions[-1]
+
+
+def test_started_on_an_event_loop_the_pipe_is_read_on_that_loop() -> None:
+    """Started from a running loop (the app's lifespan), states are adopted on that loop's
+    thread and wake its watchers there: no reader thread in between."""
+    adopted_on: set[int] = set()
+
+    async def scenario() -> int:
+        processes = SolverProcesses(1, REGISTRY)
+        processes.on_step = lambda solve_us: adopted_on.add(threading.get_ident())
+        with SessionManager(REGISTRY, solve_loop=processes) as manager:
+            session = manager.create({"robot": "arm7"})
+            subscription = session.subscribe(initial_state=False)
+            session.set_target("ee", {"position": [0.4, -0.1, 0.35]}, ref="on the loop")
+            while (await asyncio.wait_for(subscription.next(), 30)).state is None:
+                pass
+            subscription.close()
+        return threading.get_ident()
+
+    assert adopted_on == {asyncio.run(scenario())}
+
+
+def test_an_unreadable_message_is_logged_and_skipped(
+    manager: SessionManager, processes: SolverProcesses, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = manager.create({"robot": "arm7"})
+    link = processes._link_of[session.id]
+    late = mirrored_state(session)
+    newer = SessionState(late.seq + 1000, 0.0, late.q, {}, False, "paused", None, 0.0)
+    newer.revision = session.revision
+    states = States([Solved(session.id, link._epochs[session.id], newer)])
+    with caplog.at_level(logging.ERROR):
+        link._frame(memoryview(b"\x80\x05not a pickle"))
+        link._frame(memoryview(pickle.dumps(states, pickle.HIGHEST_PROTOCOL)))
+    assert "could not read a message" in caplog.text
+    assert session.state.seq == newer.seq

@@ -1,6 +1,6 @@
 """One solver process seen from the server process: its pipe, the sessions it mirrors,
-the thread reading its states, and its replacement when it dies (the mechanism is
-described in :mod:`posekit.sessions.loops.solver_processes`)."""
+the states it sends (read on an event loop), and its replacement when it dies (the
+mechanism is described in :mod:`posekit.sessions.loops.solver_processes`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import pickle
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from posekit.sessions.loops.messages import (
     Stop,
     ToSolver,
 )
+from posekit.sessions.loops.pipe_channel import PipeChannel
 from posekit.sessions.loops.solve_loop import LoopSession, StreamCounters
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.subscription import SignalBatch
@@ -93,7 +95,13 @@ class LinkOwner(Protocol):
 
 
 class SolverLink:
-    """One solver process: its pipe, the sessions it mirrors and the thread reading it."""
+    """One solver process: its pipe, the sessions it mirrors, and their states.
+
+    Its pipe is read on ``loop`` (:meth:`start`): each :class:`States` batch is adopted
+    there, and the watchers of that loop are woken without a thread hop. Whatever may
+    block — waiting for a dead process, starting a new one, re-opening sessions (which
+    takes their locks) — runs on a thread of its own, never on the loop.
+    """
 
     def __init__(self, owner: LinkOwner, index: int) -> None:
         self._owner = owner
@@ -111,9 +119,9 @@ class SolverLink:
         self._flush_scheduled = False
         self._life_lock = threading.Lock()  # spawning vs. stopping
         self._process: BaseProcess | None = None
-        self._connection: Connection | None = None
+        self._channel: PipeChannel | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
-        self._reader: threading.Thread | None = None
         self._started = -math.inf  # [s, monotonic] when the current process started
         self._quick_deaths = 0  # deaths in a row within HEALTHY_S of the process's start
 
@@ -121,25 +129,32 @@ class SolverLink:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    def start(self) -> None:
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Take a solver process and read its pipe on ``loop`` (running now or soon, until
+        :meth:`stop`)."""
+        self._loop = loop
         self._spawn()
-        self._reader = threading.Thread(target=self._read, name=f"{self._name}-reader", daemon=True)
-        self._reader.start()
 
     def stop(self, timeout: float) -> None:
+        """Ask the solver process to stop, then kill it after ``timeout`` seconds; meanwhile
+        this thread writes and reads the pipe itself (the loop may be this thread), so
+        that the process is not blocked writing states to a pipe nobody reads."""
         with self._life_lock:
             self._stopping = True
         self.send(Stop())
-        process = self._process
+        channel, process = self._channel, self._process
+        pumping = channel is not None and channel.detach(timeout)
+        deadline = time.monotonic() + timeout
         if process is not None:
-            process.join(timeout)
+            while process.is_alive() and time.monotonic() < deadline:
+                if pumping:  # it must not block writing states to nobody
+                    channel.pump()  # type: ignore[union-attr]
+                process.join(0.01)
             if process.is_alive():
                 process.kill()
                 process.join(timeout)
-        if self._connection is not None:
-            self._connection.close()
-        if self._reader is not None and self._reader is not threading.current_thread():
-            self._reader.join(timeout)
+        if channel is not None and pumping:  # else the loop may still watch its socket
+            channel.close()
 
     def _spawn(self) -> bool:
         """Take a (new) solver process — the spare when there is one; False when stopping."""
@@ -147,11 +162,14 @@ class SolverLink:
             if self._stopping:
                 return False
             spawned = self._owner.new_process(self._name)
+            assert self._loop is not None, "start() first"
+            channel = PipeChannel(spawned.connection, self._loop, self._frame, self._ended)
             with self._send_lock:
-                previous = self._connection
-                self._process, self._connection = spawned.process, spawned.connection
+                previous = self._channel
+                self._process, self._channel = spawned.process, channel
                 self._started = spawned.started
-        if previous is not None:
+            channel.open()
+        if previous is not None and previous.detach(1.0):
             previous.close()
         return True
 
@@ -173,6 +191,10 @@ class SolverLink:
         self._reopens.pop(session_id, None)
 
     def export(self, session_id: str, timeout: float) -> dict[str, Any] | None:
+        """The mirror's spec; blocks, so never on the loop that reads the answer."""
+        channel = self._channel
+        if channel is not None and channel.on_loop_thread():
+            raise RuntimeError("export() would block the event loop that reads its answer")
         future: Future[dict[str, Any] | None] = Future()
         self._exports[session_id] = future
         self.send(Export(session_id))
@@ -197,6 +219,9 @@ class SolverLink:
             elif not self._flush_scheduled:
                 self._flush_scheduled = True
                 loop.call_soon(self._flush)
+        channel = self._channel
+        if loop is None and channel is not None:
+            channel.wait_drained()  # a thread waits for a backlog, the loop never
 
     def _flush(self) -> None:
         with self._send_lock:
@@ -206,37 +231,43 @@ class SolverLink:
     def _flush_outbox(self) -> None:
         """Send the waiting messages (send lock held)."""
         outbox, self._outbox = self._outbox, []
-        if self._connection is None or not outbox:
+        if self._channel is None or not outbox:
             return
-        try:
-            self._connection.send(outbox[0] if len(outbox) == 1 else Batch(outbox))
-        except OSError:
-            pass  # the process died: the reader restarts it and re-opens every session
+        message = outbox[0] if len(outbox) == 1 else Batch(outbox)
+        # Dropped when the process died: it is restarted and every session re-opened.
+        self._channel.send(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
 
     # --------------------------------------------------------------- reading
-    def _read(self) -> None:
-        while True:
-            connection = self._connection
+    def _frame(self, payload: memoryview) -> None:
+        """A message from the solver process (on the loop)."""
+        try:
+            message = pickle.loads(payload)
+        except Exception:  # an unreadable message: the next one is still framed
+            logger.exception("%s: could not read a message", self._name)
+            return
+        try:
+            self._handle(message)
+        except Exception:
+            logger.exception("%s: could not handle %r", self._name, type(message).__name__)
+
+    def _ended(self) -> None:
+        """The pipe's end (on the loop): the solver process died, or it is stopping."""
+        if not self._stopping:
+            self._in_background(self._replace)
+
+    def _replace(self) -> None:
+        """Replace the dead solver process until that succeeds (or the link stops)."""
+        while not self._stopping:
             try:
-                message = connection.recv() if connection is not None else None
-            except (EOFError, OSError):
-                message = None
-            except Exception:  # an unreadable message: the next one is still framed
-                logger.exception("%s: could not read a message", self._name)
-                continue
-            if message is None:
-                if self._stopping:
-                    return
-                try:
-                    self._restart()
-                except Exception:
-                    logger.exception("%s: could not restart; retrying in 1 s", self._name)
-                    time.sleep(1.0)
-                continue
-            try:
-                self._handle(message)
+                restarted = self._restart()
+                break
             except Exception:
-                logger.exception("%s: could not handle %r", self._name, type(message).__name__)
+                logger.exception("%s: could not restart; retrying in 1 s", self._name)
+                time.sleep(1.0)
+        else:
+            return
+        if restarted:
+            self._reopen_all(list(self.sessions.values()))
 
     def _handle(self, message: FromSolver) -> None:
         if isinstance(message, States):
@@ -281,7 +312,8 @@ class SolverLink:
         )
         self.open(session)
 
-    def _restart(self) -> None:
+    def _restart(self) -> bool:
+        """Wait for the dead process and take a new one; False when stopping."""
         process = self._process
         if process is not None:
             process.join(1.0)
@@ -294,7 +326,7 @@ class SolverLink:
             time.sleep(min(MAX_BACKOFF_S, 2.0 ** (self._quick_deaths - 2)))
         code = process.exitcode if process is not None else None
         if not self._spawn():
-            return
+            return False
         logger.error(
             "%s exited (code %s); restarted it, re-opening %d sessions",
             self._name,
@@ -302,8 +334,7 @@ class SolverLink:
             len(self.sessions),
         )
         self.restarts += 1
-        sessions = list(self.sessions.values())
-        self._in_background(self._reopen_all, sessions)
+        return True
 
     def _reopen_all(self, sessions: list[LoopSession]) -> None:
         for robot in self._owner.registry.local_robots():  # changed while it restarted
@@ -312,6 +343,6 @@ class SolverLink:
             self.open(session)
 
     def _in_background(self, work: Callable[..., Any], *args: Any) -> None:
-        """Run ``work`` on its own thread: it takes session locks and sends, which the
-        reader must never wait for."""
+        """Run ``work`` on its own thread: it waits, takes session locks or sends, which
+        the loop reading the pipe must never wait for."""
         threading.Thread(target=work, args=args, name=f"{self._name}-recovery", daemon=True).start()

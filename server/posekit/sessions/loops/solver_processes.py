@@ -27,6 +27,7 @@ the reader of a pipe never waits for a send, so the two pipes cannot both fill u
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import itertools
 import math
@@ -37,6 +38,7 @@ from typing import Any
 from posekit.robots import RobotRegistry
 from posekit.robots.local_robots import LocalRobot
 from posekit.sessions.changes import Change, ReloadModel
+from posekit.sessions.loops.event_loop_thread import EventLoopThread
 from posekit.sessions.loops.messages import (
     Close,
     Encode,
@@ -77,6 +79,7 @@ class SolverProcesses:
         self._spare: Spawned | None = None
         self._spare_lock = threading.Lock()  # held while a spare is being started
         self._stopped = False
+        self._io: EventLoopThread | None = None  # reads the pipes when no loop ran at start
         self.epochs = itertools.count(1)
         """Mirror epochs, unique across the solver processes."""
         self.on_step: Callable[[float], None] | None = None
@@ -84,14 +87,20 @@ class SolverProcesses:
 
     # --------------------------------------------------------------- control
     def start(self) -> None:
-        """Start the solver processes (idempotent)."""
+        """Start the solver processes (idempotent); their pipes are read on the running
+        event loop, or on a loop of their own when none runs."""
         with self._lock:
             if self._links:
                 return
             self._stopped = False
             self._links = [SolverLink(self, index) for index in range(self._count)]
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._io = EventLoopThread("posekit-solver-pipes")
+            loop = self._io.loop
         for link in self._links:
-            link.start()
+            link.start(loop)
         atexit.register(self.stop)  # before multiprocessing's exit hook kills them
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -102,6 +111,9 @@ class SolverProcesses:
             self._stopped = True
         for link in links:
             link.stop(timeout)
+        io, self._io = self._io, None
+        if io is not None:
+            io.stop(timeout)
         with self._spare_lock:
             spare, self._spare = self._spare, None
         if spare is not None:
@@ -195,5 +207,3 @@ class SolverProcesses:
                 link.forget(session.id)
         if link is not None:
             link.send(Close(session.id))
-
-
