@@ -91,15 +91,12 @@ TAILS = {
 }
 
 
-async def _run(cls: type[WebSocketsSansIOProtocol], chunks: list[bytes]) -> tuple[Any, ...]:
-    config = Config(
-        _app,
-        ws_max_size=MAX_SIZE,
-        ws_per_message_deflate=False,
-        lifespan="off",
-        log_config=None,
-        ws_ping_interval=None,
-    )
+async def _opened(
+    cls: type[WebSocketsSansIOProtocol], **options: Any
+) -> tuple[WebSocketsSansIOProtocol, Transport, int]:
+    """A protocol of class ``cls`` whose connection the app accepted, its transport, and
+    how many writes the handshake took."""
+    config = Config(_app, ws_per_message_deflate=False, lifespan="off", log_config=None, **options)
     config.load()
     protocol = cls(config, ServerState(), {})
     transport = Transport()
@@ -109,7 +106,11 @@ async def _run(cls: type[WebSocketsSansIOProtocol], chunks: list[bytes]) -> tupl
     protocol.data_received(b"".join(client.data_to_send()))
     for _ in range(5):
         await asyncio.sleep(0)  # the app accepts
-    handshake = len(transport.written)
+    return protocol, transport, len(transport.written)
+
+
+async def _run(cls: type[WebSocketsSansIOProtocol], chunks: list[bytes]) -> tuple[Any, ...]:
+    protocol, transport, handshake = await _opened(cls, ws_max_size=MAX_SIZE, ws_ping_interval=None)
     assert protocol.handshake_complete and protocol.queue.empty()  # the app took connect
     events = []
     for chunk in chunks:
@@ -181,17 +182,7 @@ def test_plain_frames_skip_the_general_parser() -> None:
 
 async def _sent(cls: type[WebSocketsSansIOProtocol], messages: list[dict[str, Any]]) -> Any:
     """The bytes written for ``messages`` sent on an open connection (or the error)."""
-    config = Config(_app, ws_per_message_deflate=False, lifespan="off", log_config=None)
-    config.load()
-    protocol = cls(config, ServerState(), {})
-    transport = Transport()
-    protocol.connection_made(transport)  # type: ignore[arg-type]
-    client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
-    client.send_request(client.connect())
-    protocol.data_received(b"".join(client.data_to_send()))
-    for _ in range(5):
-        await asyncio.sleep(0)
-    handshake = len(transport.written)
+    protocol, transport, handshake = await _opened(cls)
     outcome: list[Any] = []
     for message in messages:
         try:

@@ -115,20 +115,7 @@ class SessionState:
         13 keys, about a third less work a state.
         """
         if self._json is None:
-            message = _StateMessage(
-                self.seq,
-                self.time,
-                self.q,
-                self.errors,
-                self.converged,
-                self.status,
-                self.error,
-                self.solve_us,
-                self.ref,
-                self.revision,
-                self.throttled,
-                self.rate_hz,
-            )
+            message = _StateMessage(*self.wire()[:_ENCODED])
             self._json = JSON_ENCODER.encode(message).decode()
         return self._json
 
