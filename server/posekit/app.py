@@ -130,7 +130,7 @@ def metrics_of(manager: SessionManager) -> Metrics:
         "Mean rate running sessions are stepped at [Hz] (their rate_hz unless throttled).",
         lambda: mean_rate(running(manager)),
     )
-    manager.solve_loop.on_step = metrics.observe_step
+    manager.solve_loop.on_steps = metrics.observe_steps
     return metrics
 
 

@@ -108,16 +108,16 @@ def test_token_is_required_and_accepted_three_ways() -> None:
 
 def test_metrics_render_prometheus_text() -> None:
     metrics = Metrics()
-    metrics.observe_step(120.0)
+    metrics.observe_steps([120.0, 80.0])
     metrics.count_request(200)
     metrics.count_request(422)
     metrics.gauge("posekit_sessions", "Live sessions.", lambda: 3)
     text = metrics.render().decode()
-    assert "posekit_steps_total 1" in text
+    assert "posekit_steps_total 2" in text  # a batch of two steps
     assert 'posekit_rejected_requests_total{status="422"} 1' in text
     assert "posekit_sessions 3" in text
-    assert 'posekit_solve_time_us_bucket{le="200.0"} 1' in text
-    assert 'posekit_solve_time_us_bucket{le="100.0"} 0' in text
+    assert 'posekit_solve_time_us_bucket{le="200.0"} 2' in text
+    assert 'posekit_solve_time_us_bucket{le="100.0"} 1' in text  # each duration observed
     assert "_created" not in text  # no creation-time series
     assert text.endswith("\n")
 
@@ -150,3 +150,8 @@ def test_rate_meter_reports_the_recent_step_rate() -> None:
     assert meter.count == 600
     assert meter.rate(now=106.0) == pytest.approx(100.0, rel=0.05)
     assert meter.rate(now=200.0) == 0.0  # idle for long: nothing recent
+    batched = RateMeter(window=5.0)
+    for tick in range(60):  # batches of 10 events, 10 batches per second
+        batched.tick(now=100.0 + tick / 10.0, events=10)
+    assert batched.count == 600
+    assert batched.rate(now=106.0) == pytest.approx(100.0, rel=0.05)

@@ -358,7 +358,7 @@ def test_started_on_an_event_loop_the_pipe_is_read_on_that_loop() -> None:
 
     async def scenario() -> int:
         processes = SolverProcesses(1, REGISTRY)
-        processes.on_step = lambda solve_us: adopted_on.add(threading.get_ident())
+        processes.on_steps = lambda solve_us: adopted_on.add(threading.get_ident())
         with SessionManager(REGISTRY, solve_loop=processes) as manager:
             session = manager.create({"robot": "arm7"})
             subscription = session.subscribe(initial_state=False)

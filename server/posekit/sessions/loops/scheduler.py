@@ -35,7 +35,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from posekit.sessions.changes import Change
@@ -96,7 +96,7 @@ class Scheduler:
         self._running = False
         self._last_pass = 0.0
         self.steps = 0
-        self.on_step: Callable[[float], None] | None = None
+        self.on_steps: Callable[[Sequence[float]], None] | None = None
         """Called with each step's solve time [µs] (metrics), on the solver thread."""
         self.on_pass: Callable[[list[LoopSession]], None] | None = None
         """Called after each pass with the sessions it stepped, on the solver thread."""
@@ -314,6 +314,6 @@ class Scheduler:
                     due = (replaced if urgent and replaced is not None else at) + period
                     self._push(session, slot, due if due > now else now, urgent=False)
         self.steps += 1
-        if self.on_step is not None:
-            self.on_step(solve_us)
+        if self.on_steps is not None:
+            self.on_steps((solve_us,))
         return 1.0 / own_period, keep_going

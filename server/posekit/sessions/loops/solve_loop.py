@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -62,8 +62,9 @@ class LoopSession(Protocol):
 class SolveLoop(Protocol):
     """Steps live sessions at their rates, off the event loop."""
 
-    on_step: Callable[[float], None] | None
-    """Called with each step's solve time [µs] (metrics)."""
+    on_steps: Callable[[Sequence[float]], None] | None
+    """Called with the solve times [µs] of the steps taken (metrics): a batch of states
+    at once where they come in batches."""
 
     @property
     def steps(self) -> int:

@@ -11,7 +11,7 @@ import multiprocessing
 import pickle
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -81,7 +81,7 @@ class LinkOwner(Protocol):
     """What a :class:`SolverLink` needs from the loop that owns it."""
 
     registry: RobotRegistry
-    on_step: Callable[[float], None] | None
+    on_steps: Callable[[Sequence[float]], None] | None
 
     @property
     def epochs(self) -> Iterator[int]:
@@ -272,15 +272,17 @@ class SolverLink:
     def _handle(self, message: FromSolver) -> None:
         if isinstance(message, States):
             batch = SignalBatch()
+            solve_us = []
             for solved in message.states:
                 session = self.sessions.get(solved.session_id)
                 if session is None or self._epochs.get(solved.session_id) != solved.epoch:
                     continue  # a closed session, or a mirror replaced since
                 session.adopt(solved.state, batch)
                 self._reopens.pop(solved.session_id, None)
-                self.steps += 1
-                if self._owner.on_step is not None:
-                    self._owner.on_step(solved.state.solve_us)
+                solve_us.append(solved.state.solve_us)
+            self.steps += len(solve_us)
+            if self._owner.on_steps is not None:
+                self._owner.on_steps(solve_us)
             batch.flush(then=self._consumed)  # the solver process's credit back
         elif isinstance(message, Diverged):
             failed = self.sessions.get(message.session_id)

@@ -32,7 +32,7 @@ import atexit
 import itertools
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from posekit.robots import RobotRegistry
@@ -82,7 +82,7 @@ class SolverProcesses:
         self._io: EventLoopThread | None = None  # reads the pipes when no loop ran at start
         self.epochs = itertools.count(1)
         """Mirror epochs, unique across the solver processes."""
-        self.on_step: Callable[[float], None] | None = None
+        self.on_steps: Callable[[Sequence[float]], None] | None = None
         self.registry.on_change(self._robot_changed)
 
     # --------------------------------------------------------------- control
