@@ -97,7 +97,8 @@ class Scheduler:
         self._last_pass = 0.0
         self.steps = 0
         self.on_steps: Callable[[Sequence[float]], None] | None = None
-        """Called with each step's solve time [µs] (metrics), on the solver thread."""
+        """Called after each pass with its steps' solve times [µs] (metrics), on the
+        solver thread."""
         self.on_pass: Callable[[list[LoopSession]], None] | None = None
         """Called after each pass with the sessions it stepped, on the solver thread."""
 
@@ -250,6 +251,7 @@ class Scheduler:
         pending = deque(due)
         stepped: list[LoopSession] = []
         charges: list[tuple[LoopSession, float, float, bool]] = []  # Charge
+        solve_us: list[float] = []
         # CPU time: the thread's CPU clock (a system call) is read at the start of the
         # pass and after its last step; each step's wall time (perf_counter, no system
         # call) apportions it (FairShare.charge_pass).
@@ -257,7 +259,8 @@ class Scheduler:
         last = time.perf_counter()
         while pending:
             item = pending.popleft()
-            rate_hz, running = self._step(item, batch)
+            rate_hz, running, step_us = self._step(item, batch)
+            solve_us.append(step_us)
             now = time.perf_counter()
             charges.append((item[1], now - last, rate_hz, running))
             last = now
@@ -268,6 +271,8 @@ class Scheduler:
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
             self.fair_share.charge_pass([c for c in charges if not c[0].closed], cpu)
         batch.flush()
+        if self.on_steps is not None:
+            self.on_steps(solve_us)
         if self.on_pass is not None:
             try:
                 self.on_pass(stepped)
@@ -288,9 +293,9 @@ class Scheduler:
                     taken.append((entry[0], entry[3], True))
         return taken
 
-    def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool]:
+    def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool, float]:
         """Step one session and schedule its next step; returns its own rate [Hz] and
-        whether it keeps running (for its fair share)."""
+        whether it keeps running (for its fair share), and the step's solve time [µs]."""
         at, session, urgent = item
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
@@ -314,6 +319,4 @@ class Scheduler:
                     due = (replaced if urgent and replaced is not None else at) + period
                     self._push(session, slot, due if due > now else now, urgent=False)
         self.steps += 1
-        if self.on_steps is not None:
-            self.on_steps((solve_us,))
-        return 1.0 / own_period, keep_going
+        return 1.0 / own_period, keep_going, solve_us
