@@ -64,7 +64,10 @@ def replaced(model: M, /, **updates: Any) -> M:
     """``model.model_copy(update=updates)`` (``updates``: valid values of fields of
     ``model``, by name), without ``copy.copy`` when the model has no private values
     nor extra fields."""
-    if model.__pydantic_extra__ is not None or getattr(model, "__pydantic_private__", None) is not None:
+    if (
+        model.__pydantic_extra__ is not None
+        or getattr(model, "__pydantic_private__", None) is not None
+    ):
         return model.model_copy(update=updates)
     cls = type(model)
     fields = model.__dict__.copy()
