@@ -61,9 +61,7 @@ from posekit.api.target_credit import Apply, TargetCredit
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
-from posekit.sessions.kinds import Target
 from posekit.sessions.kinds.target import TARGET_FIELDS
-from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
 
@@ -142,7 +140,7 @@ def target_applier(
 
     def apply(task: str, fields: TargetFields, ref: Any) -> bool:
         try:
-            session.set_target(task, construct(Target, **fields), ref=ref)
+            session.move_target(task, fields, ref=ref)
             return True
         except (ValidationError, PosekitError) as exc:
             if isinstance(exc, ValidationError):

@@ -43,6 +43,16 @@ def _set_target(task: str, model: int, values: tuple[Any, ...], ref: Any) -> Set
     return SetTarget(task, target_of_values(model, values), ref)
 
 
+class MoveTarget(NamedTuple):
+    """:class:`SetTarget` with the canonical target as plain values (the hot path of
+    dragging: :meth:`~posekit.sessions.session.Session.move_target`)."""
+
+    task: str
+    model: int  # the target's model, as an index in TARGET_MODELS
+    values: tuple[Any, ...]  # its field values in TARGET_FIELDS order (canonical)
+    ref: Any = None
+
+
 class RemoveTask(NamedTuple):
     name: str
 
@@ -84,6 +94,7 @@ Change = (
     AddTask
     | PatchTask
     | SetTarget
+    | MoveTarget
     | RemoveTask
     | AddLimit
     | PatchLimit
@@ -99,7 +110,7 @@ Change = (
 def is_structural(change: Change) -> bool:
     """Whether ``change`` changes the task stack, a weight or the solver settings (watchers
     then get a ``tasks`` message); the others move a target or q."""
-    return not isinstance(change, SetTarget | SetQ)
+    return not isinstance(change, SetTarget | MoveTarget | SetQ)
 
 
 class Editable(Protocol):
@@ -108,6 +119,9 @@ class Editable(Protocol):
     def add_task(self, spec: TaskSpecBase) -> TaskSpecBase: ...
     def patch_task(self, name: str, patch: TaskPatch) -> TaskSpecBase: ...
     def set_target(self, task: str, target: Target, ref: Any = None) -> Target: ...
+    def move_canonical_target(
+        self, task: str, model: int, values: tuple[Any, ...], ref: Any = None
+    ) -> None: ...
     def remove_task(self, name: str) -> None: ...
     def add_limit(self, spec: LimitSpecBase) -> LimitSpecBase: ...
     def patch_limit(self, name: str, patch: LimitPatch) -> LimitSpecBase: ...
@@ -126,6 +140,8 @@ def apply(change: Change, target: Editable) -> None:
             target.patch_task(name, patch)
         case SetTarget(task, new_target, ref):
             target.set_target(task, new_target, ref)
+        case MoveTarget(task, model, values, ref):
+            target.move_canonical_target(task, model, values, ref)
         case RemoveTask(name):
             target.remove_task(name)
         case AddLimit(spec):

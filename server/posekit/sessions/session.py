@@ -122,6 +122,29 @@ class Session(SessionCore):
             self._changed(changes.SetTarget(task, merged, ref))
             return merged
 
+    def move_target(self, task: str, given: Mapping[str, Any], ref: Any = None) -> None:
+        """:meth:`set_target` for a target given as valid values of :class:`Target`
+        fields by name (a stream message, checked against its schema): the same checks,
+        errors and canonical target, without building target models on the way (the
+        stream's hot path).
+        """
+        with self._lock:
+            model, values = self._stack.move_target(task, given)
+            if ref is not None:
+                self._ref = ref
+            self._changed(changes.MoveTarget(task, model, values, ref))
+
+    def move_canonical_target(
+        self, task: str, model: int, values: tuple[Any, ...], ref: Any = None
+    ) -> None:
+        """Take a target the session this one mirrors made canonical (a replayed
+        :class:`~posekit.sessions.changes.MoveTarget`; only its model is checked)."""
+        with self._lock:
+            self._stack.move_canonical_target(task, model, values)
+            if ref is not None:
+                self._ref = ref
+            self._changed(changes.MoveTarget(task, model, values, ref))
+
     def remove_task(self, name: str) -> None:
         with self._lock:
             self._stack.remove_task(name)
@@ -233,4 +256,13 @@ class Session(SessionCore):
         """Apply a change accepted by the session this one mirrors, and its revision."""
         with self._lock:
             changes.apply(change, self)
+            self._revision = revision
+
+    def replay_target(
+        self, task: str, model: int, values: tuple[Any, ...], ref: Any, revision: int
+    ) -> None:
+        """:meth:`replay` of a target the session this one mirrors moved, as canonical
+        values (:meth:`move_canonical_target`), and its revision."""
+        with self._lock:
+            self.move_canonical_target(task, model, values, ref)
             self._revision = revision

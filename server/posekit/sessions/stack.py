@@ -6,6 +6,14 @@ swap), so a rejected change leaves the stack exactly as it was. Names are unique
 stack; a task without a name gets its kind's default name, made unique with ``_2``,
 ``_3``, …; a limit without one gets its type.
 
+A target moved by :meth:`TaskStack.move_target` (the hot path of dragging: a client's
+target, or the same change replayed on a mirror) is checked and completed at once, and
+kept as its canonical values; it reaches the task's engine object when the stack is
+next solved (:meth:`TaskStack.plan`), and its spec when specs are next read. A
+canonical target is one its engine task always takes (finite, of the right size, unit
+where it must be), so deferring changes no outcome: only the work is done once per
+step or read instead of once per target.
+
 The stack is not thread-safe: :class:`~posekit.sessions.session.Session` holds its lock
 around every call.
 """
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 from pydantic import BaseModel, ValidationError
@@ -39,6 +48,13 @@ from posekit.sessions.kinds import (
     TaskSpecBase,
     limit_kind,
     task_kind,
+)
+from posekit.sessions.kinds.target import (
+    TARGET_FIELDS,
+    TARGET_MODELS,
+    TargetValues,
+    packed_target,
+    target_of_values,
 )
 from posekit.sessions.kinds.trusted import replaced
 from posekit.sessions.step import Plan
@@ -103,6 +119,11 @@ class TaskStack:
         self._tasks: dict[str, TaskEntry] = {}
         self._limits: dict[str, LimitEntry] = {}
         self._plan: Plan | None = None
+        # Moved targets by task name: (model index, canonical values), and the target
+        # model once built; not yet in the task's spec (and, while in ``_unapplied``,
+        # not yet in its engine task).
+        self._moved: dict[str, tuple[int, TargetValues]] = {}
+        self._unapplied: set[str] = set()
 
     @classmethod
     def from_specs(
@@ -132,12 +153,16 @@ class TaskStack:
     # ------------------------------------------------------------- reading
     def task_specs(self) -> list[TaskSpecBase]:
         """Task specs in stack order, with their current targets."""
+        if self._moved:
+            self._settle()
         return [entry.spec for entry in self._tasks.values()]
 
     def limit_specs(self) -> list[LimitSpecBase]:
         return [entry.spec for entry in self._limits.values()]
 
     def task(self, name: str) -> TaskEntry:
+        if self._moved:
+            self._settle()
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
@@ -150,10 +175,15 @@ class TaskStack:
         return entry
 
     def tasks(self) -> list[TaskEntry]:
+        if self._moved:
+            self._settle()
         return list(self._tasks.values())
 
     def plan(self) -> Plan:
-        """The enabled engine objects by role; rebuilt only after a structural change."""
+        """The enabled engine objects by role (with every moved target applied); rebuilt
+        only after a structural change."""
+        if self._unapplied:
+            self._apply_moved()
         if self._plan is None:
             objectives: list[BaseTask] = []
             constraints: list[Task] = []
@@ -222,6 +252,51 @@ class TaskStack:
         self._tasks[name] = TaskEntry(replaced(entry.spec, target=merged), entry.task)
         return merged
 
+    def move_target(self, name: str, given: Mapping[str, Any]) -> tuple[int, TargetValues]:
+        """:meth:`set_target` for an update given as field values by name (valid values
+        of :class:`Target` fields, e.g. a stream message checked against its schema): the
+        same checks, the same canonical target and the same errors; returns it packed
+        (:func:`packed_target`). It reaches the spec and the engine task later (module
+        docstring)."""
+        entry = self._tasks.get(name)
+        if entry is None:
+            raise TaskNotFound(name, self._tasks)
+        spec = entry.spec
+        shape = task_kind(spec).target_shape
+        if shape is None:
+            raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
+        where = f"task {name!r} (type {spec.type!r})"
+        shape.check_given([k for k in TARGET_FIELDS if given.get(k) is not None], where)
+        moved = self._moved.get(name)
+        if moved is not None:
+            current: TargetValues | None = moved[1]
+        else:
+            current = None if spec.target is None else packed_target(spec.target)[1]
+        packed = (
+            TARGET_MODELS.index(shape.model),
+            shape.complete(current, given, self.model, where),
+        )
+        self._moved[name] = packed
+        self._unapplied.add(name)
+        return packed
+
+    def move_canonical_target(self, name: str, model: int, values: TargetValues) -> None:
+        """Take a canonical target as :meth:`move_target` returned it (a mirror replaying
+        the change; not completed again). :class:`InvalidRequest` when it is not of the
+        task's target model."""
+        entry = self._tasks.get(name)
+        if entry is None:
+            raise TaskNotFound(name, self._tasks)
+        shape = task_kind(entry.spec).target_shape
+        if (
+            shape is None
+            or not 0 <= model < len(TARGET_MODELS)
+            or TARGET_MODELS[model] is not shape.model
+        ):
+            raise InvalidRequest(f"task {name!r} takes no target of model {model}")
+        self._moved[name] = (model, values)
+        self._unapplied.add(name)
+
     def remove_task(self, name: str) -> None:
         self.task(name)
         del self._tasks[name]
@@ -250,7 +325,9 @@ class TaskStack:
     def patch_limit(self, name: str, patch: LimitPatch) -> LimitSpecBase:
         """Enable/disable a limit or replace some of its params."""
         entry = self.limit(name)
-        fits(limit_kind(entry.spec).patch_model, patch, f"limit {name!r} (type {entry.spec.type!r})")
+        fits(
+            limit_kind(entry.spec).patch_model, patch, f"limit {name!r} (type {entry.spec.type!r})"
+        )
         updates = patch.param_updates()
         fields = entry.spec.model_dump()
         fields["params"].update(updates)
@@ -260,7 +337,9 @@ class TaskStack:
         if updates:
             new_entry = self._build_limit(new_spec, name, self.collision_pairs() - entry.pairs)
         else:
-            new_entry = LimitEntry(new_spec.model_copy(update={"name": name}), entry.limit, entry.pairs)
+            new_entry = LimitEntry(
+                new_spec.model_copy(update={"name": name}), entry.limit, entry.pairs
+            )
         self._limits[name] = new_entry
         self._plan = None
         return new_spec
@@ -271,6 +350,24 @@ class TaskStack:
         self._plan = None
 
     # ------------------------------------------------------------- helpers
+    def _apply_moved(self) -> None:
+        """Set the moved targets not yet applied on their engine tasks."""
+        for name in self._unapplied:
+            entry = self._tasks[name]
+            model, values = self._moved[name]
+            task_kind(entry.spec).apply_target(entry.task, target_of_values(model, values))
+        self._unapplied.clear()
+
+    def _settle(self) -> None:
+        """Put every moved target in its task's spec (and its engine task)."""
+        if self._unapplied:
+            self._apply_moved()
+        for name, (model, values) in self._moved.items():
+            entry = self._tasks[name]
+            target = target_of_values(model, values)
+            self._tasks[name] = TaskEntry(replaced(entry.spec, target=target), entry.task)
+        self._moved.clear()
+
     def _merge_target(self, spec: TaskSpecBase, name: str, update: Target) -> Target:
         """The canonical target of task ``name`` after ``update`` of its current one."""
         shape = task_kind(spec).target_shape
@@ -278,9 +375,7 @@ class TaskStack:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
         return shape.merge(spec.target, update, self.model, f"task {name!r} (type {spec.type!r})")
 
-    def _build_task(
-        self, spec: TaskSpecBase, name: str, configuration: Configuration
-    ) -> TaskEntry:
+    def _build_task(self, spec: TaskSpecBase, name: str, configuration: Configuration) -> TaskEntry:
         kind = task_kind(spec)
         task = kind.build(spec, self.model, self._dt)
         target = None
@@ -306,7 +401,9 @@ class TaskStack:
         cap = self.caps.max_collision_pairs
         if cap is not None and pairs and pairs_elsewhere + pairs > cap:
             raise CollisionPairsCapReached(pairs_elsewhere + pairs, cap)
-        return LimitEntry(spec.model_copy(update={"name": name}), kind.build(spec, self.model), pairs)
+        return LimitEntry(
+            spec.model_copy(update={"name": name}), kind.build(spec, self.model), pairs
+        )
 
     @staticmethod
     def _spec_name(name: str | None, default: str, taken: Mapping[str, object]) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import operator
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import mujoco
@@ -76,8 +77,12 @@ class Target(LeaveOut):
     direction: Vec3 | SkipJsonSchema[None] = Field(
         None, description="Direction (normalised on use)."
     )
-    q: Vector | SkipJsonSchema[None] = Field(None, description="Posture: a configuration of size nq.")
-    keyframe: MujocoName | SkipJsonSchema[None] = Field(None, description="Posture: a keyframe name.")
+    q: Vector | SkipJsonSchema[None] = Field(
+        None, description="Posture: a configuration of size nq."
+    )
+    keyframe: MujocoName | SkipJsonSchema[None] = Field(
+        None, description="Posture: a keyframe name."
+    )
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -210,7 +215,7 @@ TARGET_MODELS: tuple[type[Target], ...] = (
 
 def unit(values: list[float], what: str) -> list[float]:
     """``values / ‖values‖``; :class:`InvalidTarget` when the norm is below 1e-9."""
-    norm = math.sqrt(sum(v * v for v in values))
+    norm = math.sqrt(sum(map(operator.mul, values, values)))  # the squares, in order
     if norm < 1e-9:
         raise InvalidTarget(f"{what} must be non-zero, got {values}")
     return [v / norm for v in values]
@@ -218,11 +223,19 @@ def unit(values: list[float], what: str) -> list[float]:
 
 def is_unit(values: list[float] | None) -> bool:
     """Whether ``values`` is a vector of norm 1 (to 1e-12), as :func:`unit` makes them."""
-    return values is not None and abs(sum(v * v for v in values) - 1.0) <= 1e-12
+    return values is not None and abs(sum(map(operator.mul, values, values)) - 1.0) <= 1e-12
+
+
+TargetValues = tuple[Any, ...]
+"""A target's field values in :data:`TARGET_FIELDS` order (None where not set)."""
 
 
 class TargetShape(ABC):
-    """What a kind's target looks like, and how an update completes it."""
+    """What a kind's target looks like, and how an update completes it.
+
+    An update is completed on plain values (:meth:`complete`): the field values given
+    by name, and the current target's values; :meth:`merge` does the same for models.
+    """
 
     model: ClassVar[type[Target]]
     """The API's model of this shape (its schema lists exactly :attr:`fields`)."""
@@ -232,7 +245,10 @@ class TargetShape(ABC):
 
     def check(self, update: Target, where: str) -> None:
         """Raise :class:`InvalidRequest` unless ``update`` sets only (and some of) our fields."""
-        given = update.given()
+        self.check_given(update.given(), where)
+
+    def check_given(self, given: list[str], where: str) -> None:
+        """:meth:`check` of an update that sets the fields ``given`` (in field order)."""
         wrong = [f for f in given if f not in self.fields]
         if wrong or not given:
             what = f"fields {wrong}" if wrong else "no field"
@@ -248,16 +264,27 @@ class TargetShape(ABC):
         self.check(update, where)
         if isinstance(update, self.model) and self._canonical(update, model):
             return update
-        return self._complete(current, update, model, where)
+        given = {k: v for k in TARGET_FIELDS if (v := getattr(update, k)) is not None}
+        values = self.complete(
+            None if current is None else _field_values(current), given, model, where
+        )
+        return target_of_values(TARGET_MODELS.index(self.model), values)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         """Whether ``target`` (of this shape's model, checked) is complete and normalised."""
         return False
 
     @abstractmethod
-    def _complete(
-        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
-    ) -> Target: ...
+    def complete(
+        self,
+        current: TargetValues | None,
+        given: Mapping[str, Any],
+        model: mujoco.MjModel,
+        where: str,
+    ) -> TargetValues:
+        """The canonical target's values after an update that sets the fields ``given``
+        (valid values of :class:`Target` fields, checked by :meth:`check_given`) to the
+        current target's values ``current`` (canonical; None: no target yet)."""
 
 
 class PoseShape(TargetShape):
@@ -266,15 +293,19 @@ class PoseShape(TargetShape):
     combine = " and/or "
     gizmo: ClassVar[GizmoShape | None] = "pose"
 
-    def _complete(
-        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
-    ) -> Target:
-        position = update.position or (current.position if current else None)
-        wxyz = update.wxyz or (current.wxyz if current else None)
+    def complete(
+        self,
+        current: TargetValues | None,
+        given: Mapping[str, Any],
+        model: mujoco.MjModel,
+        where: str,
+    ) -> TargetValues:
+        position = given.get("position") or (current[0] if current else None)
+        wxyz = given.get("wxyz") or (current[1] if current else None)
         if position is None or wxyz is None:
             raise InvalidRequest(f"target of {where} needs both position and wxyz")
-        # Values are validated already (finite, right sizes): build without re-validating.
-        return construct(PoseTarget, position=list(position), wxyz=unit(list(wxyz), "wxyz"))
+        # Values are validated already (finite, right sizes): no model is built here.
+        return (list(position), unit(list(wxyz), "wxyz"), None, None, None)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return target.position is not None and is_unit(target.wxyz)
@@ -285,10 +316,14 @@ class PointShape(TargetShape):
     fields = ("position",)
     gizmo: ClassVar[GizmoShape | None] = "point"
 
-    def _complete(
-        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
-    ) -> Target:
-        return construct(PointTarget, position=list(update.position or []))
+    def complete(
+        self,
+        current: TargetValues | None,
+        given: Mapping[str, Any],
+        model: mujoco.MjModel,
+        where: str,
+    ) -> TargetValues:
+        return (list(given.get("position") or []), None, None, None, None)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return True
@@ -299,10 +334,14 @@ class DirectionShape(TargetShape):
     fields = ("direction",)
     gizmo: ClassVar[GizmoShape | None] = "direction"
 
-    def _complete(
-        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
-    ) -> Target:
-        return construct(DirectionTarget, direction=unit(list(update.direction or []), "direction"))
+    def complete(
+        self,
+        current: TargetValues | None,
+        given: Mapping[str, Any],
+        model: mujoco.MjModel,
+        where: str,
+    ) -> TargetValues:
+        return (None, None, unit(list(given.get("direction") or []), "direction"), None, None)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return is_unit(target.direction)
@@ -312,20 +351,25 @@ class PostureShape(TargetShape):
     model = PostureTarget
     fields = ("q", "keyframe")
 
-    def check(self, update: Target, where: str) -> None:
-        super().check(update, where)
-        if len(update.given()) != 1:
+    def check_given(self, given: list[str], where: str) -> None:
+        super().check_given(given, where)
+        if len(given) != 1:
             raise InvalidRequest(f"target of {where} takes q or keyframe, not both")
 
-    def _complete(
-        self, current: Target | None, update: Target, model: mujoco.MjModel, where: str
-    ) -> Target:
-        if update.keyframe is not None:
-            return construct(PostureTarget, q=keyframe_q(model, update.keyframe).tolist())
-        q = list(update.q or [])
+    def complete(
+        self,
+        current: TargetValues | None,
+        given: Mapping[str, Any],
+        model: mujoco.MjModel,
+        where: str,
+    ) -> TargetValues:
+        keyframe = given.get("keyframe")
+        if keyframe is not None:
+            return (None, None, None, keyframe_q(model, keyframe).tolist(), None)
+        q = list(given.get("q") or [])
         if len(q) != model.nq:
             raise InvalidTarget(f"posture target q must have nq={model.nq} values, got {len(q)}")
-        return construct(PostureTarget, q=q)
+        return (None, None, None, q, None)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         return target.q is not None and len(target.q) == model.nq

@@ -3,9 +3,10 @@
 Named tuples: typed fields, and they pickle as compactly and quickly as plain tuples
 (thousands cross the pipe every second).
 
-Server → solver process: :class:`Open`, :class:`Replay`, :class:`Export`,
-:class:`Close`, :class:`RobotChanged`, :class:`Stop`, :class:`Consumed`, and
-:class:`Batch` (several replays at once). Solver process → server: :class:`States` (one per pass,
+Server → solver process: :class:`Open`, :class:`Replay`, :data:`TargetMove` (a moved
+target, the one message that is a plain tuple), :class:`Export`, :class:`Close`,
+:class:`RobotChanged`, :class:`Stop`, :class:`Consumed`, and :class:`Batch` (several
+replays at once). Solver process → server: :class:`States` (one per pass,
 each state's JSON already encoded; sent as :class:`StateRows`), :class:`Diverged` (a mirror could not be built or a
 replayed change failed: re-open it from the spec), :class:`ExportedSpec`, :class:`Ready`
 (first, once the process is warm).
@@ -16,7 +17,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from posekit.robots.local_robots import LocalRobot
-from posekit.sessions.changes import Change
+from posekit.sessions.changes import Change, MoveTarget, SetTarget
+from posekit.sessions.kinds.target import packed_target
 from posekit.sessions.loops.solve_loop import StreamCounters
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.state import SessionState, from_wire
@@ -39,6 +41,29 @@ class Replay(NamedTuple):
     session_id: str
     revision: int
     change: Change
+
+
+TargetMove = tuple[str, int, str, int, tuple[Any, ...], Any]
+"""A target a session moved — a :class:`~posekit.sessions.changes.SetTarget` or
+:class:`~posekit.sessions.changes.MoveTarget` change, the hot message (one per client
+target applied) — as the plain tuple ``(session_id, revision, task, model, values,
+ref)``: ``model`` and ``values`` are the canonical target packed
+(:func:`~posekit.sessions.kinds.target.packed_target`). The mirror takes it as it is
+(:meth:`~posekit.sessions.session.Session.move_canonical_target`: the session checked
+and completed it) and takes ``revision``. The only message to the solver process that
+is not a named tuple: pickled, it names no class, so unpickling imports nothing (each
+class named costs a lookup of several µs per message)."""
+
+
+def replay_of(session_id: str, revision: int, change: Change) -> Replay | TargetMove:
+    """The message that replays a session's accepted ``change`` (at ``revision``) on its
+    mirror: a :data:`TargetMove` for a target change, else a :class:`Replay`."""
+    if isinstance(change, MoveTarget):
+        return (session_id, revision, change.task, change.model, change.values, change.ref)
+    if isinstance(change, SetTarget):
+        model, values = packed_target(change.target)
+        return (session_id, revision, change.task, model, values, change.ref)
+    return Replay(session_id, revision, change)
 
 
 class Encode(NamedTuple):
@@ -78,7 +103,9 @@ class Consumed(NamedTuple):
     (:mod:`~posekit.sessions.loops.batch_credit`)."""
 
 
-ToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop | Consumed
+NamedToSolver = Open | Replay | Encode | Export | Close | RobotChanged | Stop | Consumed
+"""The messages to a solver process but :data:`TargetMove` (named tuples, each its class)."""
+ToSolver = NamedToSolver | TargetMove
 
 
 class Batch(NamedTuple):

@@ -203,13 +203,14 @@ class SolverLink:
     def send(self, message: ToSolver) -> None:
         """Send ``message``, after the ones sent before it.
 
-        The :class:`Replay` and :class:`Consumed` messages sent from an event loop (a
-        client's targets, the watchers' credit) wait for the end of the loop's turn and
-        go together, as one :class:`Batch`; any other message, or one sent from another
-        thread, goes at once with the waiting ones.
+        The :class:`Replay`, :data:`TargetMove` (a plain tuple) and :class:`Consumed`
+        messages sent from an event loop (a client's targets, the watchers' credit) wait
+        for the end of the loop's turn and go together, as one :class:`Batch`; any other
+        message, or one sent from another thread, goes at once with the waiting ones.
         """
+        batched = type(message) is tuple or isinstance(message, Replay | Consumed)
         try:
-            loop = asyncio.get_running_loop() if isinstance(message, Replay | Consumed) else None
+            loop = asyncio.get_running_loop() if batched else None
         except RuntimeError:
             loop = None
         with self._send_lock:

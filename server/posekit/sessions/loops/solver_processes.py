@@ -42,8 +42,8 @@ from posekit.sessions.loops.event_loop_thread import EventLoopThread
 from posekit.sessions.loops.messages import (
     Close,
     Encode,
-    Replay,
     RobotChanged,
+    replay_of,
 )
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.loops.solver_link import SolverLink, Spawned, end_solver, spawn_solver
@@ -188,7 +188,7 @@ class SolverProcesses:
         if isinstance(change, ReloadModel):
             link.open(session)  # rebuilt on the new model (its registry was told first)
         else:
-            link.send(Replay(session.id, session.revision, change))
+            link.send(replay_of(session.id, session.revision, change))
 
     def _robot_changed(self, name: str, robot: LocalRobot | None) -> None:
         """A robot from files changed in the registry: every solver process's follows."""

@@ -7,7 +7,8 @@ its pipe:
 - :class:`Open`: build a mirror of a session from its portable spec and continue its
   counters (revision, seq, ref); an open mirror is replaced. The epoch tags the
   mirror's states, so that states of a replaced mirror are recognised as stale.
-- :class:`Replay`: apply an accepted change.
+- :class:`Replay`: apply an accepted change; :data:`TargetMove`: a moved target (the
+  hot change, a plain tuple), taken as the session made it canonical.
 - :class:`Export`: answer :class:`ExportedSpec`.
 - :class:`RobotChanged`: a robot from files was added, removed or changed on disk; the
   registry follows and forgets its compiled models.
@@ -36,6 +37,7 @@ import signal
 import threading
 import time
 from multiprocessing.connection import Connection
+from typing import cast
 
 import mujoco
 
@@ -51,12 +53,14 @@ from posekit.sessions.loops.messages import (
     Export,
     ExportedSpec,
     FromSolver,
+    NamedToSolver,
     Open,
     Ready,
     Replay,
     RobotChanged,
     StateRows,
     Stop,
+    TargetMove,
     ToSolver,
 )
 from posekit.sessions.loops.scheduler import Scheduler
@@ -137,31 +141,35 @@ class MirrorHost:
                 session.close("solver process stopping")
 
     def handle(self, message: ToSolver) -> None:
-        if isinstance(message, Stop):
+        if type(message) is tuple:  # a TargetMove, the hot one: the only plain tuple
+            self._move_target(cast(TargetMove, message))
             return
-        if isinstance(message, Consumed):
+        named = cast(NamedToSolver, message)
+        if isinstance(named, Stop):
+            return
+        if isinstance(named, Consumed):
             self.credit.answered()
             return
-        if isinstance(message, RobotChanged):
-            self._registry.apply_change(message.name, message.robot)
+        if isinstance(named, RobotChanged):
+            self._registry.apply_change(named.name, named.robot)
             return
-        waiting = self._waiting.get(message.session_id)
+        waiting = self._waiting.get(named.session_id)
         if waiting is not None:
-            waiting[1].append(message)  # after the open that waits for its model
-        elif isinstance(message, Open):
-            self._open(message)
-        elif isinstance(message, Replay):
-            self._replay(message)
-        elif isinstance(message, Encode):
-            mirror = self.sessions.get(message.session_id)
+            waiting[1].append(named)  # after the open that waits for its model
+        elif isinstance(named, Open):
+            self._open(named)
+        elif isinstance(named, Replay):
+            self._replay(named)
+        elif isinstance(named, Encode):
+            mirror = self.sessions.get(named.session_id)
             if mirror is not None:
-                mirror.encodings = message.encodings
-        elif isinstance(message, Export):
-            mirror = self.sessions.get(message.session_id)
+                mirror.encodings = named.encodings
+        elif isinstance(named, Export):
+            mirror = self.sessions.get(named.session_id)
             spec = mirror.spec().model_dump(mode="json") if mirror is not None else None
-            self.send(ExportedSpec(message.session_id, spec))
-        elif isinstance(message, Close):
-            self._close(message.session_id)
+            self.send(ExportedSpec(named.session_id, spec))
+        elif isinstance(named, Close):
+            self._close(named.session_id)
 
     def _expire_models(self) -> None:
         """Release the models no mirror uses any more (at most once a second)."""
@@ -217,6 +225,22 @@ class MirrorHost:
             logger.exception("solver process: %s on %s failed", name, message.session_id)
             self._close(message.session_id)
             self.send(Diverged(message.session_id, f"{name} failed: {exc}"))
+
+    def _move_target(self, message: TargetMove) -> None:
+        session_id, revision, task, model, values, ref = message
+        waiting = self._waiting.get(session_id)
+        if waiting is not None:
+            waiting[1].append(message)  # after the open that waits for its model
+            return
+        mirror = self.sessions.get(session_id)
+        if mirror is None:
+            return  # not opened yet (its open carries this change) or its open failed
+        try:
+            mirror.replay_target(task, model, values, ref, revision)
+        except Exception as exc:
+            logger.exception("solver process: a target move on %s failed", session_id)
+            self._close(session_id)
+            self.send(Diverged(session_id, f"MoveTarget failed: {exc}"))
 
     # --------------------------------------------------------------- models
     def _loader(self) -> None:
