@@ -85,7 +85,7 @@ class Session(SessionCore):
     def engine_task(self, name: str) -> BaseTask:
         """The engine task behind task ``name`` (read it, do not change it)."""
         with self._lock:
-            return self._stack.task(name).task
+            return self._stack.engine_task(name)
 
     def summary(self) -> SessionInfo:
         """Identity and status, as listed by the API."""
@@ -264,5 +264,8 @@ class Session(SessionCore):
         """:meth:`replay` of a target the session this one mirrors moved, as canonical
         values (:meth:`move_canonical_target`), and its revision."""
         with self._lock:
-            self.move_canonical_target(task, model, values, ref)
+            self._stack.move_canonical_target(task, model, values)
+            if ref is not None:
+                self._ref = ref
+            self._changed(changes.MoveTarget(task, model, values, ref))
             self._revision = revision

@@ -52,6 +52,7 @@ from posekit.sessions.kinds import (
 from posekit.sessions.kinds.target import (
     TARGET_FIELDS,
     TARGET_MODELS,
+    TargetFields,
     TargetValues,
     packed_target,
     target_of_values,
@@ -173,6 +174,15 @@ class TaskStack:
         if entry is None:
             raise LimitNotFound(name, self._limits)
         return entry
+
+    def engine_task(self, name: str) -> BaseTask:
+        """The engine task of task ``name``, with its latest target."""
+        if self._unapplied:
+            self._apply_moved()
+        entry = self._tasks.get(name)
+        if entry is None:
+            raise TaskNotFound(name, self._tasks)
+        return entry.task
 
     def tasks(self) -> list[TaskEntry]:
         if self._moved:
@@ -352,10 +362,11 @@ class TaskStack:
     # ------------------------------------------------------------- helpers
     def _apply_moved(self) -> None:
         """Set the moved targets not yet applied on their engine tasks."""
+        fields = tuple.__new__  # TargetFields' own constructor is a Python function
         for name in self._unapplied:
             entry = self._tasks[name]
-            model, values = self._moved[name]
-            task_kind(entry.spec).apply_target(entry.task, target_of_values(model, values))
+            target = fields(TargetFields, self._moved[name][1])
+            task_kind(entry.spec).apply_target(entry.task, target)
         self._unapplied.clear()
 
     def _settle(self) -> None:

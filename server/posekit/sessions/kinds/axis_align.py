@@ -14,7 +14,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import AxisAlignTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import DirectionShape, DirectionTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, DirectionShape, DirectionTarget, Target, vector
 from posekit.sessions.types import FrameType
 
 
@@ -54,7 +54,7 @@ class AxisAlignKind(TaskKind[AxisAlignTaskSpec, AxisAlignTask]):
     def read_target(self, task: AxisAlignTask) -> Target:
         return DirectionTarget.model_construct(direction=vector(task.target_dir))
 
-    def apply_target(self, task: AxisAlignTask, target: Target) -> None:
+    def apply_target(self, task: AxisAlignTask, target: AnyTarget) -> None:
         task.set_target(np.array(target.direction))
 
     def gizmo_anchor(self, spec: AxisAlignTaskSpec) -> tuple[str, FrameType]:

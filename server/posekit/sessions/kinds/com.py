@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 
 from posekit.ik.tasks import ComTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import PointShape, PointTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, PointShape, PointTarget, Target, vector
 from posekit.sessions.types import Cost3, Gain, LmDamping
 
 
@@ -61,5 +61,5 @@ class ComKind(TaskKind[ComTaskSpec, ComTask]):
     def read_target(self, task: ComTask) -> Target:
         return PointTarget.model_construct(position=vector(task.target_com))
 
-    def apply_target(self, task: ComTask, target: Target) -> None:
+    def apply_target(self, task: ComTask, target: AnyTarget) -> None:
         task.set_target(np.array(target.position))

@@ -14,7 +14,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import LookAtTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import PointShape, PointTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, PointShape, PointTarget, Target, vector
 
 
 class LookAtTaskSpec(TaskSpecBase):
@@ -52,5 +52,5 @@ class LookAtKind(TaskKind[LookAtTaskSpec, LookAtTask]):
     def read_target(self, task: LookAtTask) -> Target:
         return PointTarget.model_construct(position=vector(task.target_pos))
 
-    def apply_target(self, task: LookAtTask, target: Target) -> None:
+    def apply_target(self, task: LookAtTask, target: AnyTarget) -> None:
         task.set_target(np.array(target.position))

@@ -20,7 +20,7 @@ import math
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import mujoco
 import numpy as np
@@ -103,6 +103,23 @@ TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 """The fields of a :class:`Target`, in order."""
 
 _field_values = operator.attrgetter(*TARGET_FIELDS)
+
+
+class TargetFields(NamedTuple):
+    """A canonical target's field values by name, as a kind's ``apply_target`` reads
+    them: a moved target is applied to its engine task from these, its model built only
+    when its spec is read (:mod:`~posekit.sessions.stack`)."""
+
+    position: list[float] | None
+    wxyz: list[float] | None
+    direction: list[float] | None
+    q: list[float] | None
+    keyframe: str | None
+
+
+assert TargetFields._fields == TARGET_FIELDS
+AnyTarget = Target | TargetFields
+"""A target model, or its canonical values by name (what ``apply_target`` takes)."""
 
 
 def packed_target(target: Target) -> tuple[int, tuple[Any, ...]]:
@@ -383,7 +400,7 @@ def pose_target(pose: SE3 | None) -> Target:
     return construct(PoseTarget, position=values[4:], wxyz=values[:4])
 
 
-def target_pose(target: Target) -> SE3:
+def target_pose(target: AnyTarget) -> SE3:
     """The engine pose of a canonical pose target."""
     return SE3(np.array([*(target.wxyz or ()), *(target.position or ())]))
 

@@ -1,0 +1,161 @@
+"""The hot path of dragging: a target given as field values (``Session.move_target``, a
+stream's target) is the target ``set_target`` makes, refused alike; it crosses to the
+solver process as a plain tuple, which a mirror takes as it is (and refuses when it does
+not fit the task)."""
+
+from __future__ import annotations
+
+import pickle
+import pickletools
+from typing import Any
+
+import pytest
+from posekit.ik.exceptions import PosekitError
+from posekit.robots import RobotRegistry
+from posekit.sessions import Session, SessionSpec
+from posekit.sessions.changes import MoveTarget, SetTarget
+from posekit.sessions.kinds import Target
+from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target
+from posekit.sessions.kinds.trusted import construct
+from posekit.sessions.loops.messages import Diverged, Open, replay_of
+from posekit.sessions.loops.solve_loop import StreamCounters
+from posekit.sessions.loops.solver_worker import MirrorHost
+
+REGISTRY = RobotRegistry(menagerie=False)
+ARM = REGISTRY.model("arm7")
+HOME = ARM.key_qpos[0].tolist()
+TASKS = [
+    {"name": "ee", "type": "frame", "params": {"frame": "ee"}},
+    {"name": "look", "type": "look_at", "params": {"frame": "wrist_cam"}},
+    {"name": "com", "type": "com", "params": {"cost": [1, 1, 0]}},
+    {"name": "axis", "type": "axis_align", "params": {"frame": "ee", "axis": [0, 0, 1]}},
+    {"name": "posture", "type": "posture", "params": {"cost": 1e-3}},
+    {"name": "damping", "type": "damping", "params": {"cost": 1e-3}},
+]
+MOVES: list[tuple[str, dict[str, Any]]] = [
+    ("ee", {"position": [0.4, 0.1, 0.45]}),
+    ("ee", {"wxyz": [0.0, 2.0, 0.0, 0.0]}),  # normalised
+    ("ee", {"position": [0.35, -0.1, 0.5], "wxyz": [0.5, 0.5, 0.5, 0.5]}),
+    ("look", {"position": [1.0, 0.5, 0.2]}),
+    ("com", {"position": [0.0, 0.1, 0.3]}),
+    ("axis", {"direction": [0.0, 3.0, 4.0]}),  # normalised
+    ("posture", {"q": [0.1] * 7}),
+    ("posture", {"keyframe": "home"}),
+]
+REFUSED: list[tuple[str, dict[str, Any]]] = [
+    ("nope", {"position": [0.0, 0.0, 0.0]}),  # no such task
+    ("ee", {"direction": [0.0, 0.0, 1.0]}),  # a field the pose does not take
+    ("ee", {}),  # no field
+    ("ee", {"wxyz": [0.0, 0.0, 0.0, 0.0]}),  # a zero quaternion
+    ("axis", {"direction": [0.0, 0.0, 0.0]}),
+    ("posture", {"q": [0.0] * 6}),  # not nq values
+    ("posture", {"q": [0.0] * 7, "keyframe": "home"}),
+    ("posture", {"keyframe": "no_such_keyframe"}),
+    ("damping", {"position": [0.0, 0.0, 0.0]}),  # a task without a target
+]
+
+
+def arm_session(session_id: str = "t") -> Session:
+    spec = SessionSpec.model_validate({"robot": "arm7", "q": HOME, "tasks": TASKS})
+    return Session(session_id, spec, ARM, "arm7")
+
+
+def engine_targets(session: Session) -> list[Any]:
+    """What every engine task holds as its target (read through the kinds)."""
+    from posekit.sessions.kinds import task_kind
+
+    specs = {spec.name: spec for spec in session.tasks()}
+    return [
+        task_kind(specs[name]).read_target(session.engine_task(name)).model_dump()
+        for name in ("ee", "look", "com", "axis", "posture")
+    ]
+
+
+def snapshot(session: Session) -> tuple[Any, ...]:
+    specs = [
+        (spec.model_dump(), spec.target and spec.target.model_fields_set)
+        for spec in session.tasks()
+    ]
+    return specs, engine_targets(session), session.revision, session.state.ref
+
+
+def test_a_moved_target_is_the_target_set_target_makes() -> None:
+    setting, moving = arm_session(), arm_session()
+    for ref, (task, given) in enumerate(MOVES):
+        returned = setting.set_target(task, construct(Target, **given), ref=ref)
+        moving.move_target(task, given, ref=ref)
+        moved = moving.task(task).target
+        assert type(moved) is type(returned) and moved == returned
+        assert moved.model_fields_set == returned.model_fields_set
+        assert snapshot(moving) == snapshot(setting)
+    assert moving.step().q == setting.step().q  # the engine tasks took the same targets
+    assert moving.spec() == setting.spec()
+
+
+def test_a_moved_target_reaches_the_solver_before_the_next_step() -> None:
+    """Moved twice, never read: the step solves for the latest target."""
+    moving, reference = arm_session(), arm_session()
+    moving.move_target("ee", {"position": [0.2, 0.2, 0.2]})
+    moving.move_target("ee", {"position": [0.4, 0.1, 0.45]})
+    reference.set_target("ee", {"position": [0.4, 0.1, 0.45]})
+    assert moving.step().q == reference.step().q
+
+
+@pytest.mark.parametrize(("task", "given"), REFUSED)
+def test_a_refused_move_is_refused_as_set_target_refuses_it_and_changes_nothing(
+    task: str, given: dict[str, Any]
+) -> None:
+    setting, moving = arm_session(), arm_session()
+    for session in (setting, moving):
+        session.set_target("ee", {"position": [0.4, 0.1, 0.45]}, ref="before")
+    moving.move_target("look", {"position": [1.0, 0.5, 0.2]}, ref="moved")  # not read yet
+    setting.set_target("look", {"position": [1.0, 0.5, 0.2]}, ref="moved")
+    with pytest.raises(PosekitError) as expected:
+        setting.set_target(task, construct(Target, **given))
+    revision = moving.revision
+    with pytest.raises(PosekitError) as refused:
+        moving.move_target(task, given, ref="refused")
+    assert type(refused.value) is type(expected.value)
+    assert str(refused.value) == str(expected.value)
+    assert moving.revision == revision
+    assert snapshot(moving) == snapshot(setting)
+    stepped = moving.step()
+    assert stepped.q == setting.step().q and stepped.ref == "moved"  # not "refused"
+
+
+def test_a_target_change_crosses_as_a_plain_tuple_naming_no_global() -> None:
+    target = construct(DirectionTarget, direction=[0.0, 0.6, 0.8])
+    model, values = packed_target(target)
+    for change in (SetTarget("axis", target, 3), MoveTarget("axis", model, values, 3)):
+        message = replay_of("sid", 7, change)
+        assert type(message) is tuple
+        assert message == ("sid", 7, "axis", model, values, 3)
+        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+        assert not [op for op, _, _ in pickletools.genops(data) if "GLOBAL" in op.name]
+        assert pickle.loads(data) == message
+
+
+def test_a_mirror_takes_a_target_move_as_it_is_and_refuses_one_that_does_not_fit() -> None:
+    from multiprocessing import Pipe
+
+    ours, theirs = Pipe(duplex=True)
+    host = MirrorHost(theirs, REGISTRY)
+    session = arm_session("s1")
+    counters = StreamCounters(session.revision, 0, None)
+    host.handle(Open("s1", 1, "arm7", "arm7", session.spec(), counters))
+    mirror = host.sessions["s1"]
+    session.move_target("ee", {"position": [0.4, 0.1, 0.45]}, ref="drag")
+    model, values = packed_target(session.task("ee").target)  # type: ignore[arg-type]
+    host.handle(("s1", session.revision, "ee", model, values, "drag"))
+    assert mirror.spec() == session.spec()
+    assert mirror.revision == session.revision
+    assert mirror.step().ref == "drag"
+    direction = TARGET_MODELS.index(DirectionTarget)
+    host.handle(
+        ("s1", session.revision + 1, "ee", direction, (None, None, [0, 0, 1], None, None), 1)
+    )
+    assert "s1" not in host.sessions  # closed: the server process re-opens it from its spec
+    diverged = pickle.loads(ours.recv_bytes())
+    assert type(diverged) is Diverged and diverged.session_id == "s1"
+    assert "MoveTarget failed" in diverged.reason
+    assert mirror.tasks() == session.tasks()  # nothing of the refused move was taken
