@@ -45,6 +45,7 @@ MOVES: list[tuple[str, dict[str, Any]]] = [
 REFUSED: list[tuple[str, dict[str, Any]]] = [
     ("nope", {"position": [0.0, 0.0, 0.0]}),  # no such task
     ("ee", {"direction": [0.0, 0.0, 1.0]}),  # a field the pose does not take
+    ("ee", {"direction": [0.0, 0.0, 1.0], "position": [0.1, 0.2, 0.3]}),
     ("ee", {}),  # no field
     ("ee", {"wxyz": [0.0, 0.0, 0.0, 0.0]}),  # a zero quaternion
     ("axis", {"direction": [0.0, 0.0, 0.0]}),

@@ -107,10 +107,13 @@ Change = (
 """Any accepted change."""
 
 
+_MOVES = frozenset({SetTarget, MoveTarget, SetQ})
+
+
 def is_structural(change: Change) -> bool:
     """Whether ``change`` changes the task stack, a weight or the solver settings (watchers
     then get a ``tasks`` message); the others move a target or q."""
-    return not isinstance(change, SetTarget | MoveTarget | SetQ)
+    return type(change) not in _MOVES  # (the change types are final: no subclasses)
 
 
 class Editable(Protocol):

@@ -43,6 +43,7 @@ from posekit.sessions.solver_settings import SolverPatch, SolverSettings
 from posekit.sessions.subscription import SignalBatch
 
 M = TypeVar("M", bound=BaseModel)
+_new = tuple.__new__  # a named tuple's own constructor is a Python function: skip it
 
 
 def _parse(model: type[M], value: M | Mapping[str, Any]) -> M:
@@ -124,7 +125,7 @@ class Session(SessionCore):
 
     def move_target(self, task: str, given: Mapping[str, Any], ref: Any = None) -> None:
         """:meth:`set_target` for a target given as valid values of :class:`Target`
-        fields by name (a stream message, checked against its schema): the same checks,
+        fields by name (none None; a stream message, checked against its schema): the same checks,
         errors and canonical target, without building target models on the way (the
         stream's hot path).
         """
@@ -132,7 +133,7 @@ class Session(SessionCore):
             model, values = self._stack.move_target(task, given)
             if ref is not None:
                 self._ref = ref
-            self._changed(changes.MoveTarget(task, model, values, ref))
+            self._changed(_new(changes.MoveTarget, (task, model, values, ref)))
 
     def move_canonical_target(
         self, task: str, model: int, values: tuple[Any, ...], ref: Any = None
@@ -143,7 +144,7 @@ class Session(SessionCore):
             self._stack.move_canonical_target(task, model, values)
             if ref is not None:
                 self._ref = ref
-            self._changed(changes.MoveTarget(task, model, values, ref))
+            self._changed(_new(changes.MoveTarget, (task, model, values, ref)))
 
     def remove_task(self, name: str) -> None:
         with self._lock:
@@ -267,5 +268,5 @@ class Session(SessionCore):
             self._stack.move_canonical_target(task, model, values)
             if ref is not None:
                 self._ref = ref
-            self._changed(changes.MoveTarget(task, model, values, ref))
+            self._changed(_new(changes.MoveTarget, (task, model, values, ref)))
             self._revision = revision

@@ -51,8 +51,7 @@ from posekit.sessions.kinds import (
 )
 from posekit.sessions.kinds.target import (
     TARGET_FIELDS,
-    TARGET_MODELS,
-    TargetFields,
+    CanonicalFields,
     TargetValues,
     packed_target,
     target_of_values,
@@ -120,9 +119,8 @@ class TaskStack:
         self._tasks: dict[str, TaskEntry] = {}
         self._limits: dict[str, LimitEntry] = {}
         self._plan: Plan | None = None
-        # Moved targets by task name: (model index, canonical values), and the target
-        # model once built; not yet in the task's spec (and, while in ``_unapplied``,
-        # not yet in its engine task).
+        # Moved targets by task name: (model index, canonical values), not yet in the
+        # task's spec (and, while the name is in ``_unapplied``, not in its engine task).
         self._moved: dict[str, tuple[int, TargetValues]] = {}
         self._unapplied: set[str] = set()
 
@@ -264,7 +262,7 @@ class TaskStack:
 
     def move_target(self, name: str, given: Mapping[str, Any]) -> tuple[int, TargetValues]:
         """:meth:`set_target` for an update given as field values by name (valid values
-        of :class:`Target` fields, e.g. a stream message checked against its schema): the
+        of :class:`Target` fields, none None; e.g. a stream message checked against its schema): the
         same checks, the same canonical target and the same errors; returns it packed
         (:func:`packed_target`). It reaches the spec and the engine task later (module
         docstring)."""
@@ -276,16 +274,13 @@ class TaskStack:
         if shape is None:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
         where = f"task {name!r} (type {spec.type!r})"
-        shape.check_given([k for k in TARGET_FIELDS if given.get(k) is not None], where)
+        shape.check_given(given, where)
         moved = self._moved.get(name)
         if moved is not None:
             current: TargetValues | None = moved[1]
         else:
             current = None if spec.target is None else packed_target(spec.target)[1]
-        packed = (
-            TARGET_MODELS.index(shape.model),
-            shape.complete(current, given, self.model, where),
-        )
+        packed = (shape.model_index, shape.complete(current, given, self.model, where))
         self._moved[name] = packed
         self._unapplied.add(name)
         return packed
@@ -293,16 +288,12 @@ class TaskStack:
     def move_canonical_target(self, name: str, model: int, values: TargetValues) -> None:
         """Take a canonical target as :meth:`move_target` returned it (a mirror replaying
         the change; not completed again). :class:`InvalidRequest` when it is not of the
-        task's target model."""
+        task's target model (or not a target's values)."""
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
         shape = task_kind(entry.spec).target_shape
-        if (
-            shape is None
-            or not 0 <= model < len(TARGET_MODELS)
-            or TARGET_MODELS[model] is not shape.model
-        ):
+        if shape is None or model != shape.model_index or len(values) != len(TARGET_FIELDS):
             raise InvalidRequest(f"task {name!r} takes no target of model {model}")
         self._moved[name] = (model, values)
         self._unapplied.add(name)
@@ -362,10 +353,10 @@ class TaskStack:
     # ------------------------------------------------------------- helpers
     def _apply_moved(self) -> None:
         """Set the moved targets not yet applied on their engine tasks."""
-        fields = tuple.__new__  # TargetFields' own constructor is a Python function
+        fields = tuple.__new__  # CanonicalFields' own constructor is a Python function
         for name in self._unapplied:
             entry = self._tasks[name]
-            target = fields(TargetFields, self._moved[name][1])
+            target = fields(CanonicalFields, self._moved[name][1])
             task_kind(entry.spec).apply_target(entry.task, target)
         self._unapplied.clear()
 

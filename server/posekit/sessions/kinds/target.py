@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import operator
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Literal, NamedTuple
 
 import mujoco
@@ -105,7 +105,7 @@ TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 _field_values = operator.attrgetter(*TARGET_FIELDS)
 
 
-class TargetFields(NamedTuple):
+class CanonicalFields(NamedTuple):
     """A canonical target's field values by name, as a kind's ``apply_target`` reads
     them: a moved target is applied to its engine task from these, its model built only
     when its spec is read (:mod:`~posekit.sessions.stack`)."""
@@ -117,8 +117,8 @@ class TargetFields(NamedTuple):
     keyframe: str | None
 
 
-assert TargetFields._fields == TARGET_FIELDS
-AnyTarget = Target | TargetFields
+assert CanonicalFields._fields == TARGET_FIELDS
+AnyTarget = Target | CanonicalFields
 """A target model, or its canonical values by name (what ``apply_target`` takes)."""
 
 
@@ -257,16 +257,20 @@ class TargetShape(ABC):
     model: ClassVar[type[Target]]
     """The API's model of this shape (its schema lists exactly :attr:`fields`)."""
     fields: ClassVar[tuple[str, ...]]
+    field_set: ClassVar[frozenset[str]]  # the same, as a set
+    model_index: ClassVar[int]  # the index of :attr:`model` in TARGET_MODELS
     combine: ClassVar[str] = " or "  # how the fields are listed in errors
     gizmo: ClassVar[GizmoShape | None] = None
 
     def check(self, update: Target, where: str) -> None:
         """Raise :class:`InvalidRequest` unless ``update`` sets only (and some of) our fields."""
-        self.check_given(update.given(), where)
+        self.check_given(update.given(), where)  # (in field order)
 
-    def check_given(self, given: list[str], where: str) -> None:
-        """:meth:`check` of an update that sets the fields ``given`` (in field order)."""
-        wrong = [f for f in given if f not in self.fields]
+    def check_given(self, given: Collection[str], where: str) -> None:
+        """:meth:`check` of an update that sets the fields named in ``given``."""
+        if given and self.field_set.issuperset(given):
+            return
+        wrong = [f for f in TARGET_FIELDS if f in given and f not in self.fields]
         if wrong or not given:
             what = f"fields {wrong}" if wrong else "no field"
             raise InvalidRequest(
@@ -285,7 +289,7 @@ class TargetShape(ABC):
         values = self.complete(
             None if current is None else _field_values(current), given, model, where
         )
-        return target_of_values(TARGET_MODELS.index(self.model), values)
+        return target_of_values(self.model_index, values)
 
     def _canonical(self, target: Target, model: mujoco.MjModel) -> bool:
         """Whether ``target`` (of this shape's model, checked) is complete and normalised."""
@@ -307,6 +311,8 @@ class TargetShape(ABC):
 class PoseShape(TargetShape):
     model = PoseTarget
     fields = ("position", "wxyz")
+    field_set = frozenset(fields)
+    model_index = TARGET_MODELS.index(model)
     combine = " and/or "
     gizmo: ClassVar[GizmoShape | None] = "pose"
 
@@ -331,6 +337,8 @@ class PoseShape(TargetShape):
 class PointShape(TargetShape):
     model = PointTarget
     fields = ("position",)
+    field_set = frozenset(fields)
+    model_index = TARGET_MODELS.index(model)
     gizmo: ClassVar[GizmoShape | None] = "point"
 
     def complete(
@@ -349,6 +357,8 @@ class PointShape(TargetShape):
 class DirectionShape(TargetShape):
     model = DirectionTarget
     fields = ("direction",)
+    field_set = frozenset(fields)
+    model_index = TARGET_MODELS.index(model)
     gizmo: ClassVar[GizmoShape | None] = "direction"
 
     def complete(
@@ -367,8 +377,10 @@ class DirectionShape(TargetShape):
 class PostureShape(TargetShape):
     model = PostureTarget
     fields = ("q", "keyframe")
+    field_set = frozenset(fields)
+    model_index = TARGET_MODELS.index(model)
 
-    def check_given(self, given: list[str], where: str) -> None:
+    def check_given(self, given: Collection[str], where: str) -> None:
         super().check_given(given, where)
         if len(given) != 1:
             raise InvalidRequest(f"target of {where} takes q or keyframe, not both")
