@@ -9,8 +9,8 @@ event loop. N arm7 sessions (``ee`` targets, as ``bench/stream_pass.py`` sends t
   bytes that go down the pipe); the link's channel is a stand-in that keeps the bytes.
 - **solver**: those bytes as a solver process takes them (unpickled, then
   :meth:`MirrorHost.handle`: the change applied to the mirror, the mirror woken), one
-  message per target, and the target set on the mirror's engine task and spec (as the
-  next step and the next read of the spec would); no step.
+  message per target, and the target set on the mirror's engine task (as the next
+  step does: ``Session.engine_task``); no step.
 
 Each side runs ``--targets`` targets per session (after a warm-up) inside
 ``functools.reduce``:
@@ -141,7 +141,7 @@ def solver_side(
     def one(k: int) -> None:
         for payload in frames[k]:
             handle(loads(payload))
-        for mirror in mirrors:  # the target reaches the engine task (and the spec)
+        for mirror in mirrors:  # the target reaches the engine task, as a step's plan
             mirror.engine_task("ee")
 
     for k in range(WARMUP):
