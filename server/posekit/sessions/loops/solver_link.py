@@ -280,13 +280,15 @@ class SolverLink:
         if isinstance(message, States):
             batch = SignalBatch()
             solve_us = []
-            for solved in message.states:
-                session = self.sessions.get(solved.session_id)
-                if session is None or self._epochs.get(solved.session_id) != solved.epoch:
+            sessions, epochs, reopens = self.sessions, self._epochs, self._reopens
+            for session_id, epoch, state in message.states:
+                session = sessions.get(session_id)
+                if session is None or epochs.get(session_id) != epoch:
                     continue  # a closed session, or a mirror replaced since
-                session.adopt(solved.state, batch)
-                self._reopens.pop(solved.session_id, None)
-                solve_us.append(solved.state.solve_us)
+                session.adopt(state, batch)
+                if reopens:
+                    reopens.pop(session_id, None)
+                solve_us.append(state.solve_us)
             self.steps += len(solve_us)
             if self._owner.on_steps is not None:
                 self._owner.on_steps(solve_us)
