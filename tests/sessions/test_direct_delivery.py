@@ -127,3 +127,40 @@ def test_a_closed_subscription_sends_nothing_directly() -> None:
         await asyncio.wait_for(consumer, 5.0)  # it drains the last state, then ends
 
     asyncio.run(scenario())
+
+
+def test_a_state_offered_while_one_is_sent_does_not_overtake_it() -> None:
+    async def scenario() -> None:
+        subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
+        sent: list[int] = []
+
+        def send(state: SessionState) -> bool:  # e.g. the credit applies a target
+            if state.seq == 1:
+                _offer(subscription, _state(2))  # signalled on this loop, at once
+            sent.append(state.seq)
+            return True
+
+        subscription.deliver_to(send)
+        consumer = await _waiting(subscription)
+        _offer(subscription, _state(1))
+        update = await asyncio.wait_for(consumer, 5.0)
+        assert sent == [1]  # the newer one went to the consumer, after it
+        assert update.state is not None and update.state.seq == 2  # type: ignore[attr-defined]
+
+    asyncio.run(scenario())
+
+
+def test_a_sender_that_fails_leaves_the_state_to_the_consumer() -> None:
+    async def scenario() -> None:
+        subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
+
+        def send(state: SessionState) -> bool:
+            raise RuntimeError("broken")
+
+        subscription.deliver_to(send)
+        consumer = await _waiting(subscription)
+        _offer(subscription, _state(3))
+        update = await asyncio.wait_for(consumer, 5.0)
+        assert update.state is not None and update.state.seq == 3  # type: ignore[attr-defined]
+
+    asyncio.run(scenario())

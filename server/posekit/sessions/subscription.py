@@ -18,6 +18,7 @@ switch a state.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from typing import Any, Literal
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
+logger = logging.getLogger(__name__)
 MAX_MESSAGES = 16
 Encoding = Literal["json", "binary"]
 
@@ -196,8 +198,16 @@ class Subscription:
         ):
             self._signalled = False  # before taking: a later offer signals again
             state, self._state = self._state, None
-            if state is None or send(state):
+            if state is None:
                 return
+            self._parked = False  # a state offered while sending waits for the consumer
+            try:
+                if send(state):
+                    return
+            except Exception:  # the consumer's own road meets the failure, in its task
+                logger.exception("could not send a state at once")
+            finally:
+                self._parked = True
             if self._state is None:  # else a newer one came meanwhile: latest wins
                 self._state = state
         self.wake()
