@@ -47,7 +47,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, response_of, status_of
-from posekit.api.plain_target import parse, plain_target
+from posekit.api.plain_target import plain_target
 from posekit.api.state_sender import StateSender
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.stream_protocol import (
@@ -111,7 +111,7 @@ def handle_client_message(
             ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw))
         )
         return "rate_limited"
-    plain = plain_target(parse(raw))
+    plain = plain_target(raw)
     if plain is not None:  # the common form, read without pydantic (the same values)
         credit.offer(plain.task, plain.fields, plain.ref)
         return None
