@@ -42,7 +42,8 @@ class Update:
 
 
 class SignalBatch:
-    """Collects subscriptions to wake, then wakes them with one call per event loop."""
+    """Collects subscriptions to signal, then signals them with one call per event loop
+    (each gets its pending state straight to its direct sender, or is woken)."""
 
     def __init__(self) -> None:
         self._by_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
@@ -55,7 +56,8 @@ class SignalBatch:
             waiting.append(subscription)
 
     def flush(self, then: Callable[[], None] | None = None) -> None:
-        """Wake every collected subscription (thread-safe, one callback per loop).
+        """Signal every collected subscription (:meth:`Subscription.deliver`; thread-safe,
+        one callback per loop).
 
         ``then`` is called once every loop has run the consumers it woke (their next
         step, e.g. sending the state), from the last such loop; at once when none.
