@@ -23,7 +23,7 @@ POSE_BUFFER = 19
 _OK, _NOT_FINITE, _ZERO_QUATERNION = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # no nogil: releasing the GIL would cost more than the kernel
 def _store(pose: np.ndarray, out: np.ndarray) -> int:
     """Write the normalised pose, its rotation and translation into ``out``; 0 when valid."""
     for value in pose:

@@ -1,0 +1,95 @@
+"""Kernels called without Numba's type dispatch: the same numbers as through the dispatcher."""
+
+from __future__ import annotations
+
+import numpy as np
+import posekit
+import pytest
+from posekit.ik.compiled import header as h
+from posekit.ik.compiled.configuration_kernel import (
+    INTEGRATE_SIGNATURE,
+    ISSUED,
+    integrate_and_update,
+    integrate_entry,
+)
+from posekit.ik.compiled.engine import plan_for
+from posekit.ik.compiled.entry_points import direct
+from posekit.ik.compiled.step_kernel import run_step, run_step_at, step_entry
+from support.models import builtin_model
+
+ARM = builtin_model("arm7")
+DT = 0.01
+
+
+def _problem() -> tuple[posekit.Configuration, list[posekit.Task], list[posekit.Limit]]:
+    configuration = posekit.Configuration(ARM)
+    configuration.update_from_keyframe("home")
+    hand = posekit.FrameTask("ee", "site", 1.0, 1.0, lm_damping=1e-6)
+    hand.set_target(
+        posekit.SE3.from_translation(np.array([0.08, -0.03, -0.05]))
+        @ configuration.get_transform_frame_to_world("ee", "site")
+    )
+    posture = posekit.PostureTask(ARM, 1e-2)
+    posture.set_target_from_configuration(configuration)
+    limits = [posekit.ConfigurationLimit(ARM), posekit.VelocityLimit(ARM, {"joint1": 2.0})]
+    return configuration, [hand, posture], limits
+
+
+def test_direct_returns_the_overload_of_an_eagerly_compiled_kernel() -> None:
+    entry = direct(integrate_and_update, INTEGRATE_SIGNATURE)
+    assert entry is integrate_entry()
+    assert entry is next(iter(integrate_and_update.overloads.values())).entry_point
+
+
+def test_the_step_at_an_address_is_the_step_on_arrays() -> None:
+    configuration, tasks, limits = _problem()
+    plan = plan_for(configuration, tasks, DT, limits=limits)
+    ints = plan.header()
+    assert ints[h.H_NINTS] == ints.shape[0]
+    first = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
+    velocity = np.zeros(ARM.nv)
+    assert run_step(ints, velocity) == run_step_at(int(ints.ctypes.data)) >= 1
+    np.testing.assert_array_equal(velocity, first)
+    assert step_entry()(int(ints.ctypes.data)) == ints[h.H_STATUS]
+
+
+def test_steps_integrated_directly_follow_the_python_path() -> None:
+    compiled = _problem()
+    reference = _problem()
+    for _ in range(30):
+        velocity = posekit.solve_ik(compiled[0], compiled[1], DT, "daqp", limits=compiled[2])
+        assert velocity is ISSUED[0]  # integrated without type dispatch
+        compiled[0].integrate_inplace(velocity, DT)
+        with posekit.using_engine("python"):
+            step = posekit.solve_ik(reference[0], reference[1], DT, "daqp", limits=reference[2])
+            reference[0].integrate_inplace(step, DT)
+        np.testing.assert_allclose(compiled[0].q, reference[0].q, rtol=0, atol=1e-9)
+        np.testing.assert_array_equal(compiled[0].data.xpos, _fk(compiled[0].q))
+
+
+def _fk(q: np.ndarray) -> np.ndarray:
+    configuration = posekit.Configuration(ARM, q)
+    return configuration.data.xpos
+
+
+def test_the_returned_velocity_reshaped_is_refused_and_q_kept() -> None:
+    configuration, tasks, limits = _problem()
+    velocity = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
+    velocity.shape = (1, ARM.nv)  # in place: still the issued array, two dimensions now
+    before = configuration.q
+    with pytest.raises(posekit.InvalidConfigurationVector):
+        configuration.integrate_inplace(velocity, DT)
+    np.testing.assert_array_equal(configuration.q, before)
+
+
+def test_the_returned_velocity_edited_is_integrated_as_edited() -> None:
+    configuration, tasks, limits = _problem()
+    velocity = posekit.solve_ik(configuration, tasks, DT, "daqp", limits=limits)
+    velocity *= 0.5
+    expected = configuration.integrate(velocity, DT)
+    configuration.integrate_inplace(velocity, DT)
+    np.testing.assert_array_equal(configuration.q, expected)
+    velocity[0] = np.nan
+    with pytest.raises(posekit.InvalidConfigurationVector):
+        configuration.integrate_inplace(velocity, DT)
+    np.testing.assert_array_equal(configuration.q, expected)
