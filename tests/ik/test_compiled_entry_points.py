@@ -93,3 +93,27 @@ def test_the_returned_velocity_edited_is_integrated_as_edited() -> None:
     with pytest.raises(posekit.InvalidConfigurationVector):
         configuration.integrate_inplace(velocity, DT)
     np.testing.assert_array_equal(configuration.q, expected)
+
+
+def test_a_pose_target_of_any_layout_or_dtype_is_stored_as_its_float64_values() -> None:
+    values = [2.0, 0.0, 0.0, 0.0, 0.1, -0.2, 0.3]
+    strided = np.zeros((7, 2))[:, 0]
+    strided[:] = values
+    integers = posekit.SE3(np.array(values))
+    integers.wxyz_xyz = np.array([2, 0, 0, 0, 1, -2, 3])  # a public slot: anything goes in
+    expected = posekit.FrameTask("ee", "site", 1.0, 1.0)
+    expected.set_target(posekit.SE3(np.array(values)))
+    for pose, translation in ((posekit.SE3(strided), values[4:]), (integers, [1.0, -2.0, 3.0])):
+        task = posekit.FrameTask("ee", "site", 1.0, 1.0)
+        task.set_target(pose)
+        target = task.transform_target_to_world
+        assert target is not None
+        np.testing.assert_array_equal(target.wxyz_xyz, [1.0, 0.0, 0.0, 0.0, *translation])
+        np.testing.assert_array_equal(task.kernel_targets()[0], expected.kernel_targets()[0])
+    bad = posekit.SE3(np.array(values))
+    bad.wxyz_xyz = np.array([1, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    bad.wxyz_xyz[4] = np.inf
+    task = posekit.FrameTask("ee", "site", 1.0, 1.0)
+    with pytest.raises(posekit.InvalidTarget):
+        task.set_target(bad)
+    assert task.transform_target_to_world is None
