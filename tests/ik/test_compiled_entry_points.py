@@ -1,4 +1,4 @@
-"""Kernels called without Numba's type dispatch: the same numbers as through the dispatcher."""
+"""Kernels called without Numba's type dispatch, and the step's faster paths: the same numbers."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from posekit.ik.compiled.configuration_kernel import (
 )
 from posekit.ik.compiled.engine import plan_for
 from posekit.ik.compiled.entry_points import direct
+from posekit.ik.compiled.rows import add_normal_equations
 from posekit.ik.compiled.step_kernel import run_step, run_step_at, step_entry
 from support.models import builtin_model
 
@@ -117,3 +118,30 @@ def test_a_pose_target_of_any_layout_or_dtype_is_stored_as_its_float64_values() 
     with pytest.raises(posekit.InvalidTarget):
         task.set_target(bad)
     assert task.transform_target_to_world is None
+
+
+@pytest.mark.parametrize("count", [3, 6, 4])
+def test_normal_equations_over_every_column_are_the_column_by_column_sums(count: int) -> None:
+    rng = np.random.default_rng(count)
+    nv, first = 9, 2
+    rows = rng.normal(size=(first + count + 1, nv))
+    rhs = rng.normal(size=first + count + 1)
+    columns = np.arange(nv, dtype=np.int32)
+    hessian = rng.normal(size=(nv, nv))
+    gradient = rng.normal(size=nv)
+    expected_hessian, expected_gradient = hessian.copy(), gradient.copy()
+    block = rows[first : first + count]
+    for a in range(nv):  # the documented order: each entry's terms summed by row, then added
+        expected_gradient[a] += _in_order(block[:, a] * rhs[first : first + count])
+        for b in range(a, nv):
+            expected_hessian[a, b] += _in_order(block[:, a] * block[:, b])
+    add_normal_equations(rows, rhs, first, count, columns, hessian, gradient, np.zeros((nv, 8)))
+    np.testing.assert_array_equal(hessian, expected_hessian)
+    np.testing.assert_array_equal(gradient, expected_gradient)
+
+
+def _in_order(terms: np.ndarray) -> float:
+    total = 0.0
+    for term in terms:
+        total += float(term)
+    return total
