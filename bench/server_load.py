@@ -18,6 +18,7 @@ stream. Printed per N:
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
                                 [--solver-processes N] [--scenario levels|heavy]
                                 [--format json|binary] [--target-hz 20] [--polite]
+                                [--kind light|heavy]
 
 ``--format binary``: the clients ask for binary state frames (``?format=binary``) and
 decode them. ``--target-hz 0``: watch only — no targets; each session's target is moved
@@ -31,7 +32,9 @@ Scenario ``heavy`` (fair share): ``--light`` arm7 sessions as above beside ``--h
 (3) sessions on Menagerie's ``unitree_g1`` (``MENAGERIE_ROOT``) whose collision-avoidance
 limit checks every body against every body within 0.3 m (967 geom pairs, about 4 ms per
 step); their clients drag ``left_palm`` the same way. Printed per group: the light
-sessions must keep their rate and latency, the heavy ones are throttled.
+sessions must keep their rate and latency, the heavy ones are throttled. ``--kind heavy``
+runs the levels on such G1 sessions alone: stepping, not the server process, is then what
+saturates, and past it the total should hold and be shared evenly.
 
 The clients run in this process (on uvloop when installed), the server in another;
 on a 2-core machine they share the cores, so the figures include that contention.
@@ -341,7 +344,13 @@ def summary(loads: list[SessionLoad], wall: float, cpu: dict[str, float]) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", default="10,50,100", help="levels of arm7 sessions")
+    parser.add_argument("--sessions", default="10,50,100", help="levels of sessions")
+    parser.add_argument(
+        "--kind",
+        choices=["light", "heavy"],
+        default="light",
+        help="scenario levels: arm7 sessions (light) or G1 sessions checking collisions (heavy)",
+    )
     parser.add_argument("--scenario", choices=["levels", "heavy"], default="levels")
     parser.add_argument("--light", type=int, default=20, help="scenario heavy: arm7 sessions")
     parser.add_argument("--heavy", type=int, default=3, help="scenario heavy: G1 sessions")
@@ -398,8 +407,9 @@ def main() -> None:
         if args.scenario == "heavy":
             rows += run(heavy_scenario(base, pid, args))
         else:
+            kind = LIGHT if args.kind == "light" else run(fetch_heavy_kind(base))
             for count in (int(n) for n in args.sessions.split(",")):
-                rows += run(run_level(base, pid, [(LIGHT, count)], args.seconds, args.warmup, mode))
+                rows += run(run_level(base, pid, [(kind, count)], args.seconds, args.warmup, mode))
     finally:
         if server is not None:
             server.terminate()
@@ -432,10 +442,13 @@ def client_mode(args: argparse.Namespace) -> ClientMode:
     return ClientMode(args.format, args.target_hz, args.polite)
 
 
-async def heavy_scenario(base: str, pid: int, args: argparse.Namespace) -> list[dict]:
+async def fetch_heavy_kind(base: str) -> Kind:
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-        heavy = await heavy_kind(http)
-    groups = [(LIGHT, args.light), (heavy, args.heavy)]
+        return await heavy_kind(http)
+
+
+async def heavy_scenario(base: str, pid: int, args: argparse.Namespace) -> list[dict]:
+    groups = [(LIGHT, args.light), (await fetch_heavy_kind(base), args.heavy)]
     return await run_level(base, pid, groups, args.seconds, args.warmup, client_mode(args))
 
 

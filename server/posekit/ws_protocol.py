@@ -25,15 +25,25 @@ Sending (a state per watcher, many times a second) is the same story: websockets
 connection with nothing else queued is written as its one unmasked, final frame (RFC 6455
 §5.2, the 7-, 16- or 64-bit length) in the very bytes websockets would write, after the
 same wait for the transport's flow control; any other case is the base class's.
+
+And an app may write such a message without any coroutine at all: the ASGI scope's
+``extensions`` carry :data:`SEND_NOW`, a function ``send_now(payload, binary) -> bool``
+that writes one data message (``payload`` the UTF-8 text or the bytes) at once when the
+ASGI ``send`` would write it without waiting — the connection open, nothing queued, the
+transport not paused by its flow control — and returns False, writing nothing,
+otherwise (then the app sends it the ASGI way, which waits). The app calls it only when
+none of its own sends is in progress, so that messages keep their order.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING
 
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
+from websockets.http11 import Request
 from websockets.protocol import State
 
 if TYPE_CHECKING:
@@ -49,11 +59,17 @@ _FIN_BINARY = 0x82  # FIN, RSV1-3 clear, opcode 2
 _MASKED = 0x80
 _LENGTH_16 = 126  # the 7-bit length field's value meaning "a 16-bit length follows"
 _LENGTH_64 = 127  # ... "a 64-bit length follows"
+_HEADER_16 = struct.Struct("!BBH")  # head, 126, a 16-bit length
+SEND_NOW = "posekit.send_now"
+"""The scope extension: ``send_now(payload: bytes, binary: bool) -> bool`` (module
+docstring)."""
 
 
 class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
     """``websockets-sansio`` with fast paths for whole small data frames received and
     data messages sent (module docstring); everything else is the base class's."""
+
+    _paused = False  # the transport paused writing (flow control): ``writable`` is clear
 
     async def send(self, message: ASGISendEvent) -> None:
         if message["type"] != "websocket.send" or not self._plain_send_allowed():
@@ -73,6 +89,44 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         payload = text.encode()
         self.transport.write(_frame_header(_FIN_TEXT, len(payload)) + payload)
         return None
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)  # only an upgrade accepted by websockets has one
+        if scope is not None:  # the app's task starts later: it sees the extension
+            scope["extensions"][SEND_NOW] = self.send_now
+
+    def send_now(self, payload: bytes, binary: bool) -> bool:
+        """Write one data message (UTF-8 text, or bytes when ``binary``) as its one frame
+        if the ASGI ``send`` would write it without waiting; whether it was written."""
+        conn = self.conn
+        if (  # _plain_send_allowed, spelled out (a state per watcher comes here)
+            self._paused
+            or self.disconnected
+            or not self.handshake_complete
+            or self.close_sent
+            or self.initial_response is not None
+            or conn.state is not State.OPEN
+            or conn.writes
+            or conn.expect_continuation_frame
+            or conn.extensions
+        ):
+            return False
+        length = len(payload)
+        head = _FIN_BINARY if binary else _FIN_TEXT
+        if _LENGTH_16 <= length < 1 << 16:  # a state's usual size
+            self.transport.write(_HEADER_16.pack(head, _LENGTH_16, length) + payload)
+        else:
+            self.transport.write(_frame_header(head, length) + payload)
+        return True
+
+    def pause_writing(self) -> None:
+        self._paused = True  # what ``writable`` says, read without a call
+        super().pause_writing()
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        super().resume_writing()
 
     def _plain_send_allowed(self) -> bool:
         """Whether a data frame may be written as is: an open connection, nothing queued

@@ -4,41 +4,62 @@ A client dragging a gizmo sends ``{"type": "target", "task": name, "position": [
 z], "wxyz": [w, x, y, z], "ref": n}`` many times a second, and past saturation most of
 them are replaced by a newer one before they are applied (:mod:`~posekit.api.target_credit`).
 Checking each against :class:`~posekit.api.stream_protocol.TargetMessage` with pydantic
-and building its model cost more than everything else posekit does for it; so the
-message is parsed once (msgspec, to plain Python values) and :func:`plain_target` takes
-it when it is in this common form — and only when pydantic would accept it with the very
+and building its model cost more than everything else posekit does for it; so
+:func:`plain_target` reads the message with msgspec against a schema of the common form
+(a struct decoded in C) and takes it only when pydantic would accept it with the very
 same values:
 
 - a JSON object with ``type`` ``"target"``, a ``task`` matching ``NAME_PATTERN``, no
-  keys but ``type``, ``task``, ``ref`` and the float triples and quadruples;
-- ``position`` / ``direction``: exactly 3 numbers, ``wxyz``: exactly 4, each a JSON
-  float (not an integer, not a boolean: those are left to pydantic's strict rules)
-  within ±``MAX_COORDINATE`` (NaN fails the comparison);
+  keys but ``type``, ``task``, ``ref`` and the number triples and quadruples;
+- ``position`` / ``direction``: exactly 3 numbers, ``wxyz``: exactly 4, each within
+  ±``MAX_COORDINATE`` (an integer is read as the float pydantic makes of it; a boolean
+  is refused, as pydantic refuses it);
 - ``ref``: absent, null, a boolean, an integer, a finite float, or a string of at most
   128 characters.
 
-Anything else — ``q``, ``keyframe``, nulls, integers among the floats, a ping, a bad
-message — returns None, and the caller validates the raw message with pydantic as
-before: same values, same error messages. (msgspec and pydantic read JSON alike where
-this module accepts it: the last of repeated keys wins, floats are rounded correctly,
-invalid text or numbers out of range are refused — those go to pydantic too.)
+Anything else — ``q``, ``keyframe``, nulls, a ping, a bad message — returns None, and
+the caller validates the raw message with pydantic as before: same values, same error
+messages. (msgspec and pydantic read JSON alike where this module accepts it: the last
+of repeated keys wins, floats are rounded correctly, invalid text or numbers out of
+range are refused — those go to pydantic too.)
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from posekit.sessions.types import MAX_COORDINATE, NAME_PATTERN
 
-_decode = msgspec.json.Decoder().decode
 _name = re.compile(NAME_PATTERN.removeprefix("^").removesuffix("$")).fullmatch
-_FLOATS = {"position": 3, "direction": 3, "wxyz": 4}
-"""Target fields taken here, with the number of floats each holds."""
 _REF_MAX_CHARS = 128
+_NAMES_REMEMBERED = 4096
+_names: dict[str, bool] = {}
+"""Task names seen, and whether each matches ``NAME_PATTERN`` (at most
+``_NAMES_REMEMBERED``; a name past them is matched each time)."""
+
+_Coordinate = Annotated[float, msgspec.Meta(ge=-MAX_COORDINATE, le=MAX_COORDINATE)]
+_Triple = Annotated[list[_Coordinate], msgspec.Meta(min_length=3, max_length=3)]
+_Quadruple = Annotated[list[_Coordinate], msgspec.Meta(min_length=4, max_length=4)]
+
+
+class _CommonTarget(msgspec.Struct, forbid_unknown_fields=True):
+    """The common form's schema, as msgspec reads it (the task name and ``ref`` are
+    checked after: ``re.search`` and msgspec's integers differ from pydantic's)."""
+
+    type: Literal["target"]
+    task: str
+    position: _Triple | UnsetType = UNSET
+    direction: _Triple | UnsetType = UNSET
+    wxyz: _Quadruple | UnsetType = UNSET
+    ref: Any = None
+
+
+_decode = msgspec.json.Decoder(_CommonTarget).decode
 
 
 class PlainTarget(NamedTuple):
@@ -49,39 +70,33 @@ class PlainTarget(NamedTuple):
     ref: Any
 
 
-def parse(raw: str | bytes) -> Any:
-    """The JSON message as Python values; None when it is not valid JSON (pydantic then
-    says why)."""
+def plain_target(raw: str | bytes) -> PlainTarget | None:
+    """The message ``raw`` as a target, when it is one in the common form (see the module
+    docstring); else None."""
     try:
-        return _decode(raw)
-    except msgspec.DecodeError:
+        message = _decode(raw)
+    except msgspec.DecodeError:  # invalid JSON, or not the common form
         return None
-
-
-def plain_target(data: Any) -> PlainTarget | None:
-    """``data`` (a parsed message) as a target, when it is one in the common form (see
-    the module docstring); else None."""
-    if type(data) is not dict or data.get("type") != "target":
-        return None
-    task = data.get("task")
-    if type(task) is not str or _name(task) is None:
+    task = message.task
+    named = _names.get(task)
+    if not (_valid_name(task) if named is None else named) or not _plain_ref(message.ref):
         return None
     fields: dict[str, list[float]] = {}
-    for key, value in data.items():
-        if key in ("type", "task"):
-            continue
-        if key == "ref":
-            if not _plain_ref(value):
-                return None
-            continue
-        length = _FLOATS.get(key)
-        if length is None or type(value) is not list or len(value) != length:
-            return None
-        for x in value:
-            if type(x) is not float or not -MAX_COORDINATE <= x <= MAX_COORDINATE:
-                return None
-        fields[key] = value
-    return PlainTarget(task, fields, data.get("ref"))
+    if message.position is not UNSET:
+        fields["position"] = message.position
+    if message.direction is not UNSET:
+        fields["direction"] = message.direction
+    if message.wxyz is not UNSET:
+        fields["wxyz"] = message.wxyz
+    return tuple.__new__(PlainTarget, (task, fields, message.ref))
+
+
+def _valid_name(task: str) -> bool:
+    """Whether ``task`` matches ``NAME_PATTERN``; remembered (names are few)."""
+    valid = _name(task) is not None
+    if len(_names) < _NAMES_REMEMBERED:
+        _names[task] = valid
+    return valid
 
 
 def _plain_ref(ref: Any) -> bool:

@@ -47,7 +47,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from posekit.api.deps import manager_of
 from posekit.api.errors import describe_validation, response_of, status_of
-from posekit.api.plain_target import parse, plain_target
+from posekit.api.plain_target import plain_target
+from posekit.api.state_sender import StateSender
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.stream_protocol import (
     CLIENT_MESSAGE,
@@ -108,7 +109,7 @@ def handle_client_message(
             ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw))
         )
         return "rate_limited"
-    plain = plain_target(parse(raw))
+    plain = plain_target(raw)
     if plain is not None:  # the common form, read without pydantic (the same values)
         credit.offer(plain.task, plain.fields, plain.ref)
         return None
@@ -160,33 +161,21 @@ async def _write(
     subscription: Subscription,
     credit: TargetCredit[TargetFields],
 ) -> None:
-    """Send hello, then updates as they come (latest state wins, rate-limited); states in
-    the subscription's encoding, already encoded (by the solver process, ahead)."""
-    binary = subscription.encoding == "binary"
+    """Send hello, then updates as they come; states by :class:`StateSender` (latest
+    wins, rate-limited, already encoded by the solver process; those that may go at
+    once are sent from the signal that brought them, without waking this task)."""
     hello = hello_of(session.summary(), session.tasks_snapshot(), session.state)
     await websocket.send_text(hello.model_dump_json())
-    bucket = TokenBucket(session.solver.stream_hz, burst=2.0)
-    revision = session.revision
-    async for update in subscription:
-        for message in update.messages:
-            await websocket.send_text(encode(message))
-        state = update.state
-        if state is None:
-            continue
-        credit.answered(state.revision)
-        # Wait for a token; a state answering a change that arrives meanwhile goes at once.
-        bucket.rate = session.solver.stream_hz
-        while (wait := bucket.delay(0.0 if state.revision > revision else 1.0)) > 0:
-            if subscription.closed:
-                break
-            state = await subscription.newer_state(wait) or state
-        bucket.take()
-        revision = state.revision
-        # ``send`` itself: what ``send_bytes``/``send_text`` do, one coroutine fewer a state.
-        if binary:
-            await websocket.send({"type": "websocket.send", "bytes": state.binary()})
-        else:
-            await websocket.send({"type": "websocket.send", "text": state.json()})
+    sender = StateSender(websocket, session, credit, binary=subscription.encoding == "binary")
+    subscription.deliver_to(sender.offer)
+    try:
+        async for update in subscription:
+            for message in update.messages:
+                await websocket.send_text(encode(message))
+            if update.state is not None:
+                await sender.send(update.state, subscription)
+    finally:
+        subscription.deliver_to(None)
     reason = subscription.close_reason or "session closed"
     await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])

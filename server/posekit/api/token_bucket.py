@@ -37,7 +37,15 @@ class TokenBucket:
 
     def admit(self) -> bool:
         """Spend a token if one is there; whether the event may pass now."""
-        if self.delay() > 0.0:
+        if self.rate <= 0:
+            return True
+        now = time.monotonic()  # delay() and take() in one: this runs for every message
+        tokens = self.tokens + (now - self.stamp) * self.rate
+        self.stamp = now
+        if tokens > self.burst:
+            tokens = self.burst
+        if tokens < 1.0:
+            self.tokens = tokens
             return False
-        self.take()
+        self.tokens = tokens - 1.0
         return True

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
 
-from posekit.ik.compiled.configuration_kernel import integrate_and_update, native_handles
-from posekit.ik.compiled.selection import current_engine
+from posekit.ik.compiled.configuration_kernel import (
+    ISSUED,
+    integrate_and_update,
+    integrate_entry,
+    native_handles,
+)
+from posekit.ik.compiled.selection import ENGINE
 from posekit.ik.exceptions import (
     InvalidConfigurationVector,
     NotWithinConfigurationLimits,
@@ -54,6 +60,9 @@ class Configuration:
         self._scalar_limits = _scalar_joint_limits(model)
         self._ball_limits = _ball_joint_limits(model)
         self._native = native_handles(model, self.data)
+        self._integrate: Callable[[np.ndarray, np.ndarray, float], int] = (
+            integrate_entry() if self._native is not None else integrate_and_update
+        )
         self.update(q=q)
 
     # ------------------------------------------------------------------ state
@@ -187,9 +196,7 @@ class Configuration:
         pose[4:] = self.frame_position_by_id(frame_id, frame_type)
         return pose
 
-    def get_transform_frame_to_world(
-        self, frame_name: str | int, frame_type: str = "body"
-    ) -> SE3:
+    def get_transform_frame_to_world(self, frame_name: str | int, frame_type: str = "body") -> SE3:
         """Pose :math:`T_{WB}` of a frame in the world.
 
         ``frame_type`` defaults to ``"body"`` (Pink's one-argument call); an unknown frame
@@ -228,9 +235,13 @@ class Configuration:
 
         With the compiled engine, one compiled call makes the same three MuJoCo calls.
         """
-        if self._native is not None and current_engine() == "compiled":
+        native = self._native
+        if native is not None and ENGINE[0] == "compiled":
             try:
-                done = integrate_and_update(self._native, velocity, dt) == 0
+                if velocity is ISSUED[0] and velocity.ndim == 1:  # the engine's own array
+                    done = self._integrate(native, velocity, dt) == 0
+                else:
+                    done = integrate_and_update(native, velocity, dt) == 0
             except TypeError:  # not a contiguous float64 vector, or dt not a number
                 done = False
             if done:

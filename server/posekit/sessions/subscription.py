@@ -5,11 +5,20 @@ snapshot and a short ring of messages addressed to its consumer (errors); newer
 states and snapshots replace older ones, so a slow consumer costs bounded memory.
 Producers may run on any thread: they fill the slots and signal the consumer's loop
 (batched per loop with :class:`SignalBatch`).
+
+A consumer may also take states without waking up: with :meth:`Subscription.deliver_to`
+it names a function that sends a state at once (or says it cannot). When a batch's
+signal reaches the loop while the consumer waits in :meth:`Subscription.next` with only
+a state pending — no message, no ``tasks`` snapshot, not woken yet — the state goes to
+that function, on the loop; only when it declines is the consumer woken, as always. So
+a state is handed over in the order of everything else, and a watcher costs no task
+switch a state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -19,6 +28,7 @@ from typing import Any, Literal
 from posekit.sessions.state import SessionState
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
+logger = logging.getLogger(__name__)
 MAX_MESSAGES = 16
 Encoding = Literal["json", "binary"]
 
@@ -32,16 +42,22 @@ class Update:
 
 
 class SignalBatch:
-    """Collects subscriptions to wake, then wakes them with one call per event loop."""
+    """Collects subscriptions to signal, then signals them with one call per event loop
+    (each gets its pending state straight to its direct sender, or is woken)."""
 
     def __init__(self) -> None:
         self._by_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
 
     def add(self, subscription: Subscription) -> None:
-        self._by_loop.setdefault(subscription.loop, []).append(subscription)
+        waiting = self._by_loop.get(subscription.loop)
+        if waiting is None:  # no list made for nothing: a state per watcher comes here
+            self._by_loop[subscription.loop] = [subscription]
+        else:
+            waiting.append(subscription)
 
     def flush(self, then: Callable[[], None] | None = None) -> None:
-        """Wake every collected subscription (thread-safe, one callback per loop).
+        """Signal every collected subscription (:meth:`Subscription.deliver`; thread-safe,
+        one callback per loop).
 
         ``then`` is called once every loop has run the consumers it woke (their next
         step, e.g. sending the state), from the last such loop; at once when none.
@@ -77,7 +93,7 @@ class _Countdown:
 
 def _wake_all(subscriptions: list[Subscription], countdown: _Countdown | None = None) -> None:
     for subscription in subscriptions:
-        subscription.wake()
+        subscription.deliver()
     if countdown is not None:  # after the consumers just woken have had their turn
         asyncio.get_running_loop().call_soon(countdown.tick)
 
@@ -121,14 +137,27 @@ class Subscription:
         self._messages: deque[object] = deque(maxlen=MAX_MESSAGES)
         self._signalled = False
         self._guard = threading.Lock()
+        self._direct: Callable[[SessionState], bool] | None = None
+        self._parked = False  # the consumer waits in next()
         self.closed = False
         self.close_reason: str | None = None
+
+    def deliver_to(self, send: Callable[[SessionState], bool] | None) -> None:
+        """States may go straight to ``send`` (called on the loop; True: it sent the
+        state, False: it did not, the consumer is woken to take it) while the consumer
+        waits in :meth:`next` with nothing else pending (module docstring); None: never."""
+        self._direct = send
 
     # ------------------------------------------------------------- producers
     def offer_state(self, state: SessionState, batch: SignalBatch | None = None) -> None:
         """Replace the pending state (latest wins) and wake the consumer."""
         self._state = state
-        self._signal(batch)
+        if not self._signalled:  # what _signal does, one call fewer a state
+            self._signalled = True
+            if batch is not None:
+                batch.add(self)
+            else:
+                _call_in_loop(self.loop, self.wake)
 
     def offer_tasks(self, snapshot: TasksSnapshot, batch: SignalBatch | None = None) -> None:
         """Replace the pending ``tasks`` snapshot and wake the consumer."""
@@ -156,6 +185,34 @@ class Subscription:
             batch.add(self)
         else:
             _call_in_loop(self.loop, self.wake)
+
+    def deliver(self) -> None:
+        """Hand the pending state to the consumer's direct sender when it may take it,
+        else wake the consumer (call on its event loop, for a signal)."""
+        send = self._direct
+        if (
+            send is not None
+            and self._parked
+            and not self._awake
+            and self._tasks is None
+            and not self._messages
+            and not self.closed
+        ):
+            self._signalled = False  # before taking: a later offer signals again
+            state, self._state = self._state, None
+            if state is None:
+                return
+            self._parked = False  # a state offered while sending waits for the consumer
+            try:
+                if send(state):
+                    return
+            except Exception:  # the consumer's own road meets the failure, in its task
+                logger.exception("could not send a state at once")
+            finally:
+                self._parked = True
+            if self._state is None:  # else a newer one came meanwhile: latest wins
+                self._state = state
+        self.wake()
 
     def wake(self) -> None:
         """Wake the consumer (call on its event loop)."""
@@ -226,7 +283,11 @@ class Subscription:
                 return self._drain()
             if self.closed:
                 raise StopAsyncIteration
-            await self._woken()
+            self._parked = True
+            try:
+                await self._woken()
+            finally:
+                self._parked = False
 
     def __aiter__(self) -> Subscription:
         return self

@@ -9,11 +9,14 @@ without three trips through the bindings. ``native`` holds the addresses (see
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cache
 
 import mujoco
 import numpy as np
 from numba import njit
 
+from posekit.ik.compiled.entry_points import direct
 from posekit.ik.compiled.native import call_v_pp, call_v_pppd
 from posekit.ik.compiled.symbols import (
     FN_COM_POS,
@@ -25,6 +28,13 @@ from posekit.ik.compiled.symbols import (
 
 _MODEL, _DATA, _QPOS, _NV, _INTEGRATE, _KINEMATICS, _COM_POS = range(7)
 OK, WRONG_SHAPE, NOT_FINITE = 0, 1, 2
+INTEGRATE_SIGNATURE = "int64(int64[::1], float64[::1], float64)"
+
+ISSUED: list[np.ndarray | None] = [None]
+"""The velocity the last compiled step returned (``Plan.solve``): an array the engine
+allocated, float64, one-dimensional and contiguous, which ``integrate_inplace`` may hand
+to :func:`integrate_entry` without type dispatch when it receives that very array (and
+it still has one dimension)."""
 
 
 def native_handles(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray | None:
@@ -46,7 +56,7 @@ def native_handles(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray | N
     )
 
 
-@njit("int64(int64[::1], float64[::1], float64)", cache=True, nogil=True)
+@njit(INTEGRATE_SIGNATURE, cache=True, nogil=True)
 def integrate_and_update(native: np.ndarray, velocity: np.ndarray, dt: float) -> int:
     r"""Integrate ``velocity`` [nv] over ``dt`` [s] into ``qpos``, update the kinematics.
 
@@ -62,3 +72,10 @@ def integrate_and_update(native: np.ndarray, velocity: np.ndarray, dt: float) ->
     call_v_pp(native[_KINEMATICS], native[_MODEL], native[_DATA])
     call_v_pp(native[_COM_POS], native[_MODEL], native[_DATA])
     return OK
+
+
+@cache
+def integrate_entry() -> Callable[[np.ndarray, np.ndarray, float], int]:
+    """:func:`integrate_and_update` without type dispatch, for the :data:`ISSUED`
+    velocity only (:mod:`~posekit.ik.compiled.entry_points`)."""
+    return direct(integrate_and_update, INTEGRATE_SIGNATURE)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from posekit.ik.compiled.plan import Plan
-from posekit.ik.compiled.selection import current_engine
+from posekit.ik.compiled.selection import ENGINE, current_engine
 from posekit.ik.compiled.symbols import availability
 from posekit.ik.configuration import Configuration
 
@@ -186,9 +186,17 @@ def solve_compiled(
     settings: dict[str, object],
 ) -> np.ndarray | None:
     """The step's velocity from its compiled plan, or ``None``: take the Python path."""
-    if solver != "daqp" or settings or current_engine() != "compiled":
+    if solver != "daqp" or settings or ENGINE[0] != "compiled":
         return None  # a choice of the caller: no warning (fallback_reason tells)
-    key = _key(configuration, tasks, dt, damping, limits, constraints)
+    key = (  # _key's, built here: one Python call less per step
+        tuple(tasks),
+        tuple(limits),
+        tuple(constraints) if constraints else (),
+        dt,
+        damping,
+        configuration.data,
+        configuration.model,
+    )
     plan = _plan(configuration, key)
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:

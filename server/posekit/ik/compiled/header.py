@@ -54,6 +54,8 @@ H_GUESSED = 57  # out: 1 when the last QP was solved on the guessed active set (
 H_GUESS_SKIP = 58  # steps left before the active set is guessed again
 H_GUESS_MISSES = 59  # guesses that failed in a row
 H_FREE = 60  # address of an int64 scratch of nv: the free variables of the guess
+H_NINTS = 76  # length of ints (header and records)
+H_VELOCITY = 77  # address of the plan's velocity buffer (nv), written by run_step_at
 
 # --- floats header ------------------------------------------------------------------
 F_DAMPING = 0

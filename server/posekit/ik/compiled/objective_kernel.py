@@ -88,7 +88,8 @@ def objective(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray) -> None:
     count, shift = _residuals(ints, scalars, work)
     hessian = work_matrix(ints, ints[h.W_H], nv, nv)
     gradient = work[ints[h.W_C] : ints[h.W_C] + nv]
-    hessian[:] = 0.0
+    for i in range(nv):  # the upper triangle: mirror_upper writes the lower one
+        hessian[i, i:] = 0.0
     gradient[:] = 0.0
     capacity = ints[h.W_RES_ROWS]
     residual = work_matrix(ints, ints[h.W_RES], capacity, nv)

@@ -20,12 +20,13 @@ import numpy as np
 
 from posekit.ik.compiled import header as h
 from posekit.ik.compiled import qp_kernel
+from posekit.ik.compiled.configuration_kernel import ISSUED
 from posekit.ik.compiled.daqp_call import daqp_buffer
 from posekit.ik.compiled.error_kernel import error_norms as write_error_norms
 from posekit.ik.compiled.kinds import pack_limit, pack_task
 from posekit.ik.compiled.layout import Layout
 from posekit.ik.compiled.packing import NotCompiled, PackContext, Packed
-from posekit.ik.compiled.step_kernel import run_step
+from posekit.ik.compiled.step_kernel import step_entry
 from posekit.ik.compiled.symbols import availability, native_libraries
 from posekit.ik.limits.limit import Bounds
 from posekit.ik.qp import QuadraticProgram, check_step_settings
@@ -101,9 +102,10 @@ class Plan:
             self._refresh()
         if self._reason is not None:
             return None
-        if run_step(self._ints, self._velocity) < 1:
+        if self._step(self._address) < 1:
             return None
-        return self._velocity.copy()
+        velocity = ISSUED[0] = self._velocity.copy()
+        return velocity
 
     def error_norms(self) -> np.ndarray | None:
         r"""Every task's :math:`\|e_i\|` at the kinematics in ``mjData``, or ``None``.
@@ -190,6 +192,7 @@ class Plan:
             self._reason = str(reason)
             return
         self._reason = None
+        self._step = step_entry()
         layout = Layout(self._model, packs)
         self._ints, self._floats, self._work = layout.ints, layout.floats, layout.work
         self._floats[h.F_DAMPING] = self._damping
@@ -212,6 +215,9 @@ class Plan:
             layout.solution_address(),
         )
         self._ints[h.H_DAQP] = self._daqp.ctypes.data
+        self._ints[h.H_NINTS] = self._ints.shape[0]
+        self._ints[h.H_VELOCITY] = self._velocity.ctypes.data
+        self._address = int(self._ints.ctypes.data)
         layout.bind(self._data)
 
     def _refresh(self) -> None:

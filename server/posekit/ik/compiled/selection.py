@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 ENGINES = ("compiled", "python")
-_engine = ["compiled"]
+ENGINE = ["compiled"]
+"""The current engine, in a one-element list: read ``ENGINE[0]`` on a hot path (one
+subscript instead of a call); change it with :func:`set_engine` only."""
 
 
 def set_engine(name: str) -> str:
@@ -20,13 +22,13 @@ def set_engine(name: str) -> str:
     """
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
-    previous, _engine[0] = _engine[0], name
+    previous, ENGINE[0] = ENGINE[0], name
     return previous
 
 
 def current_engine() -> str:
     """The engine ``solve_ik`` uses: ``"compiled"`` or ``"python"``."""
-    return _engine[0]
+    return ENGINE[0]
 
 
 @contextmanager

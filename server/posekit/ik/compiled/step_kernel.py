@@ -13,12 +13,15 @@ below 1, no solution.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 from numba import njit
 
 from posekit.ik.compiled import header as h
-from posekit.ik.compiled.native import floats
+from posekit.ik.compiled.entry_points import direct
+from posekit.ik.compiled.native import floats, int64s
 from posekit.ik.compiled.objective_kernel import objective
 from posekit.ik.compiled.qp_kernel import solve_qp
 
@@ -42,3 +45,18 @@ def run_step(ints: np.ndarray, velocity: np.ndarray) -> int:
     if not finite:
         ints[h.H_STATUS] = NOT_FINITE - ints[h.H_STATUS]
     return ints[h.H_STATUS]
+
+
+@njit(cache=True, nogil=True)
+def run_step_at(address: int) -> int:
+    """:func:`run_step` of the plan whose ``ints`` start at ``address``, into its velocity
+    buffer (``ints[H_VELOCITY]``): one integer argument, no array to unbox."""
+    ints = int64s(address, int64s(address, h.HEADER_INTS)[h.H_NINTS])
+    return run_step(ints, floats(ints[h.H_VELOCITY], ints[h.H_NV]))
+
+
+@cache
+def step_entry() -> Callable[[int], int]:
+    """:func:`run_step_at` without type dispatch (:mod:`~posekit.ik.compiled.entry_points`):
+    for the address of a plan's own ``ints`` only."""
+    return direct(run_step_at, "int64(int64)")

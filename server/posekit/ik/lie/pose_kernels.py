@@ -36,7 +36,7 @@ def invert(pose: Pose) -> Pose:
     return (w, -x, -y, -z, -rx, -ry, -rz)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)  # no nogil: releasing the GIL would cost more than the kernel
 def compose_into(left: np.ndarray, right: np.ndarray, out: np.ndarray) -> int:
     r"""Write :math:`T_1 T_2` into ``out`` (three arrays of 7: one dispatch, no boxing)."""
     pose = compose(

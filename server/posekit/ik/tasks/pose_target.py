@@ -21,9 +21,11 @@ from posekit.ik.tasks.frame_residual import rotation_from_quat
 POSE_BUFFER = 19
 """Floats of a pose-target buffer: ``wxyz_xyz`` (7), rotation (9), translation (3)."""
 _OK, _NOT_FINITE, _ZERO_QUATERNION = 0, 1, 2
+_SIGNATURES = ["int64(float64[::1], float64[::1])", "int64(float64[:], float64[::1])"]
+"""A contiguous pose and any other float64 vector (no layout check before the call)."""
 
 
-@njit(cache=True, nogil=True)
+@njit(_SIGNATURES, cache=True)  # no nogil: releasing the GIL would cost more than the kernel
 def _store(pose: np.ndarray, out: np.ndarray) -> int:
     """Write the normalised pose, its rotation and translation into ``out``; 0 when valid."""
     for value in pose:
@@ -54,9 +56,11 @@ def store_pose_target(target: object, what: str, buffer: np.ndarray) -> None:
     if not isinstance(target, SE3):
         raise InvalidTarget(f"{what} must be an SE3, got {type(target).__name__}")
     pose = target.wxyz_xyz
-    if not pose.flags.c_contiguous:
-        pose = np.ascontiguousarray(pose)
-    code = _store(pose, buffer)
+    try:
+        code = _store(pose, buffer)
+    except TypeError:  # not a float64 vector: store its float64 copy
+        pose = np.ascontiguousarray(pose, dtype=np.float64)
+        code = _store(pose, buffer)
     if code == _NOT_FINITE:
         raise InvalidTarget(f"{what} must be finite, got {pose.tolist()}")
     if code == _ZERO_QUATERNION:
