@@ -9,23 +9,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from posekit.api.state_sender import StateSender
-from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import Subscription
 from posekit.ws_protocol import SEND_NOW
-
-
-def _state(seq: int, revision: int = 0) -> SessionState:
-    return SessionState(
-        seq=seq,
-        time=0.0,
-        q=[0.0],
-        errors={},
-        converged=False,
-        status="running",
-        error=None,
-        solve_us=1.0,
-        revision=revision,
-    )
+from support.states import running_state
 
 
 class Socket:
@@ -63,10 +49,10 @@ def _sender(socket: Socket, stream_hz: float, binary: bool = False) -> tuple[Sta
 def test_states_written_at_once_keep_the_rate_limit_and_its_bursts() -> None:
     socket = Socket()
     sender, credit = _sender(socket, stream_hz=1.0)
-    assert [sender.offer(_state(seq)) for seq in (1, 2, 3)] == [True, True, False]
+    assert [sender.offer(running_state(seq)) for seq in (1, 2, 3)] == [True, True, False]
     assert [payload for payload, _ in socket.frames] == [
-        _state(1).json_bytes(),
-        _state(2).json_bytes(),
+        running_state(1).json_bytes(),
+        running_state(2).json_bytes(),
     ]
     assert credit.answered_revisions == [0, 0, 0]  # told of each, sent or not
 
@@ -74,10 +60,10 @@ def test_states_written_at_once_keep_the_rate_limit_and_its_bursts() -> None:
 def test_a_state_answering_a_change_is_never_held_back() -> None:
     socket = Socket()
     sender, _ = _sender(socket, stream_hz=1.0)
-    assert sender.offer(_state(1)) and sender.offer(_state(2))
-    assert not sender.offer(_state(3))  # the bucket is empty
-    assert sender.offer(_state(4, revision=1))  # answers a change: at once
-    assert not sender.offer(_state(5, revision=1))  # the next regular one waits longer
+    assert sender.offer(running_state(1)) and sender.offer(running_state(2))
+    assert not sender.offer(running_state(3))  # the bucket is empty
+    assert sender.offer(running_state(4, revision=1))  # answers a change: at once
+    assert not sender.offer(running_state(5, revision=1))  # the next regular one waits longer
     assert len(socket.frames) == 3
 
 
@@ -86,15 +72,15 @@ def test_nothing_is_written_while_the_client_does_not_read() -> None:
         socket = Socket()
         sender, _ = _sender(socket, stream_hz=240.0, binary=True)
         socket.writable = False  # the transport paused writing (flow control)
-        state = _state(1)
+        state = running_state(1)
         assert not sender.offer(state) and socket.frames == []
         assert sender.bucket.tokens == 2.0  # no token spent on it
         subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
         await sender.send(state, subscription)  # the writer's road: ASGI, which waits
         assert socket.asgi == [{"type": "websocket.send", "bytes": state.binary()}]
         socket.writable = True
-        await sender.send(_state(2), subscription)  # written at once again
-        assert socket.frames == [(_state(2).binary(), True)]
+        await sender.send(running_state(2), subscription)  # written at once again
+        assert socket.frames == [(running_state(2).binary(), True)]
 
     asyncio.run(scenario())
 
@@ -103,9 +89,9 @@ def test_without_the_extension_states_go_through_asgi() -> None:
     async def scenario() -> None:
         socket = Socket(send_now=False)  # another websocket implementation
         sender, _ = _sender(socket, stream_hz=240.0)
-        assert not sender.offer(_state(1))
+        assert not sender.offer(running_state(1))
         subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
-        await sender.send(_state(1), subscription)
-        assert socket.asgi == [{"type": "websocket.send", "text": _state(1).json()}]
+        await sender.send(running_state(1), subscription)
+        assert socket.asgi == [{"type": "websocket.send", "text": running_state(1).json()}]
 
     asyncio.run(scenario())

@@ -11,45 +11,10 @@ from typing import Any
 
 import pytest
 from posekit.ws_protocol import PosekitWebSocketProtocol
-from uvicorn.config import Config
+from support.ws_protocols import opened
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from uvicorn.server import ServerState
-from websockets.client import ClientProtocol
-from websockets.uri import parse_uri
 
 MAX_SIZE = 1000
-
-
-class Transport:
-    """Records what the protocol does to its connection."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.calls: list[str] = []
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}.get(name)
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def pause_reading(self) -> None:
-        self.calls.append("pause")
-
-    def resume_reading(self) -> None:
-        self.calls.append("resume")
-
-    def is_closing(self) -> bool:
-        return "close" in self.calls
-
-    def close(self) -> None:
-        self.calls.append("close")
-
-
-async def _app(scope: Any, receive: Any, send: Any) -> None:
-    await receive()
-    await send({"type": "websocket.accept"})
-    await asyncio.Future()
 
 
 def _frames(rng: random.Random) -> list[bytes]:
@@ -91,26 +56,10 @@ TAILS = {
 }
 
 
-async def _opened(
-    cls: type[WebSocketsSansIOProtocol], **options: Any
-) -> tuple[WebSocketsSansIOProtocol, Transport, int]:
-    """A protocol of class ``cls`` whose connection the app accepted, its transport, and
-    how many writes the handshake took."""
-    config = Config(_app, ws_per_message_deflate=False, lifespan="off", log_config=None, **options)
-    config.load()
-    protocol = cls(config, ServerState(), {})
-    transport = Transport()
-    protocol.connection_made(transport)  # type: ignore[arg-type]
-    client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
-    client.send_request(client.connect())
-    protocol.data_received(b"".join(client.data_to_send()))
-    for _ in range(5):
-        await asyncio.sleep(0)  # the app accepts
-    return protocol, transport, len(transport.written)
-
-
 async def _run(cls: type[WebSocketsSansIOProtocol], chunks: list[bytes]) -> tuple[Any, ...]:
-    protocol, transport, handshake = await _opened(cls, ws_max_size=MAX_SIZE, ws_ping_interval=None)
+    protocol, transport, handshake, _ = await opened(
+        cls, ws_max_size=MAX_SIZE, ws_ping_interval=None
+    )
     assert protocol.handshake_complete and protocol.queue.empty()  # the app took connect
     events = []
     for chunk in chunks:
@@ -157,15 +106,7 @@ def test_plain_frames_skip_the_general_parser() -> None:
     fed: list[bytes] = []
 
     async def scenario() -> list[Any]:
-        config = Config(_app, ws_per_message_deflate=False, lifespan="off", log_config=None)
-        config.load()
-        protocol = PosekitWebSocketProtocol(config, ServerState(), {})
-        protocol.connection_made(Transport())  # type: ignore[arg-type]
-        client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
-        client.send_request(client.connect())
-        protocol.data_received(b"".join(client.data_to_send()))
-        for _ in range(5):
-            await asyncio.sleep(0)
+        protocol = (await opened(PosekitWebSocketProtocol)).protocol
         receive_data = protocol.conn.receive_data
         protocol.conn.receive_data = lambda data: (fed.append(data), receive_data(data))[1]  # type: ignore[method-assign]
         frames = [_masked(0x81, f"message {i}".encode()) for i in range(3)]
@@ -182,7 +123,7 @@ def test_plain_frames_skip_the_general_parser() -> None:
 
 async def _sent(cls: type[WebSocketsSansIOProtocol], messages: list[dict[str, Any]]) -> Any:
     """The bytes written for ``messages`` sent on an open connection (or the error)."""
-    protocol, transport, handshake = await _opened(cls)
+    protocol, transport, handshake, _ = await opened(cls)
     outcome: list[Any] = []
     for message in messages:
         try:

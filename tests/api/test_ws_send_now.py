@@ -8,60 +8,19 @@ import asyncio
 from typing import Any
 
 from posekit.ws_protocol import SEND_NOW, PosekitWebSocketProtocol
-from uvicorn.config import Config
+from support.ws_protocols import Transport, opened
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from uvicorn.server import ServerState
-from websockets.client import ClientProtocol
-from websockets.uri import parse_uri
 
 PAYLOADS = [(b'{"type":"state"}', False), ("é".encode() * 100, False), (b"\0" * 48, True)]
 PAYLOADS += [(b"x" * 70_000, False), (b"", True)]
 
 
-class Transport:
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.closing = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}.get(name)
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def pause_reading(self) -> None: ...
-
-    def resume_reading(self) -> None: ...
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-
 async def _opened(cls: type[WebSocketsSansIOProtocol]) -> tuple[Any, Transport, dict[str, Any]]:
-    """A protocol whose app accepted the connection, its transport, the app's scope."""
-    scopes: list[dict[str, Any]] = []
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        scopes.append(scope)
-        await receive()
-        await send({"type": "websocket.accept"})
-        await asyncio.Future()
-
-    config = Config(app, ws_per_message_deflate=False, lifespan="off", log_config=None)
-    config.load()
-    protocol = cls(config, ServerState(), {})
-    transport = Transport()
-    protocol.connection_made(transport)  # type: ignore[arg-type]
-    client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
-    client.send_request(client.connect())
-    protocol.data_received(b"".join(client.data_to_send()))
-    for _ in range(5):
-        await asyncio.sleep(0)
-    transport.written.clear()  # the handshake
-    return protocol, transport, scopes[0]
+    """A protocol whose app accepted the connection, its transport (the handshake's
+    writes cleared), the app's scope."""
+    protocol, transport, _, scope = await opened(cls)
+    transport.written.clear()
+    return protocol, transport, scope
 
 
 def test_send_now_writes_what_uvicorn_writes() -> None:

@@ -8,19 +8,7 @@ import asyncio
 
 from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import SignalBatch, Subscription
-
-
-def _state(seq: int) -> SessionState:
-    return SessionState(
-        seq=seq,
-        time=0.0,
-        q=[0.0],
-        errors={},
-        converged=False,
-        status="running",
-        error=None,
-        solve_us=1.0,
-    )
+from support.states import running_state
 
 
 class Sender:
@@ -58,8 +46,8 @@ def test_a_state_goes_to_the_sender_without_waking_the_consumer() -> None:
         sender = Sender()
         subscription.deliver_to(sender)
         consumer = await _waiting(subscription)
-        _offer(subscription, _state(1), _state(2))  # latest wins
-        _offer(subscription, _state(3))
+        _offer(subscription, running_state(1), running_state(2))  # latest wins
+        _offer(subscription, running_state(3))
         await asyncio.sleep(0.01)
         assert sender.sent == [2, 3]
         assert not consumer.done() and subscription.pending() == 0
@@ -73,7 +61,7 @@ def test_a_declined_state_reaches_the_consumer() -> None:
         subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
         subscription.deliver_to(Sender(accept=False))
         consumer = await _waiting(subscription)
-        _offer(subscription, _state(7))
+        _offer(subscription, running_state(7))
         update = await asyncio.wait_for(consumer, 5.0)
         assert update.state is not None and update.state.seq == 7  # type: ignore[attr-defined]
 
@@ -87,7 +75,7 @@ def test_queued_messages_go_first_and_the_state_after_them() -> None:
         subscription.deliver_to(sender)
         consumer = await _waiting(subscription)
         subscription.offer_message("error first")
-        _offer(subscription, _state(4))
+        _offer(subscription, running_state(4))
         update = await asyncio.wait_for(consumer, 5.0)
         assert sender.sent == []  # the state waited for the message before it
         assert update.messages == ["error first"]  # type: ignore[attr-defined]
@@ -101,13 +89,13 @@ def test_no_state_goes_directly_while_the_consumer_is_busy() -> None:
         subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
         sender = Sender()
         subscription.deliver_to(sender)
-        _offer(subscription, _state(5))  # nobody waits in next(): e.g. mid-send
+        _offer(subscription, running_state(5))  # nobody waits in next(): e.g. mid-send
         assert sender.sent == [] and subscription.pending() == 1
         update = await subscription.next()
         assert update.state is not None and update.state.seq == 5
         subscription.deliver_to(None)
         consumer = await _waiting(subscription)
-        _offer(subscription, _state(6))  # no sender any more
+        _offer(subscription, running_state(6))  # no sender any more
         update = await asyncio.wait_for(consumer, 5.0)
         assert sender.sent == [] and update.state.seq == 6  # type: ignore[attr-defined]
 
@@ -121,7 +109,7 @@ def test_a_closed_subscription_sends_nothing_directly() -> None:
         subscription.deliver_to(sender)
         consumer = await _waiting(subscription)
         subscription.end("bye")
-        _offer(subscription, _state(8))
+        _offer(subscription, running_state(8))
         await asyncio.sleep(0.01)
         assert sender.sent == []
         await asyncio.wait_for(consumer, 5.0)  # it drains the last state, then ends
@@ -136,13 +124,13 @@ def test_a_state_offered_while_one_is_sent_does_not_overtake_it() -> None:
 
         def send(state: SessionState) -> bool:  # e.g. the credit applies a target
             if state.seq == 1:
-                _offer(subscription, _state(2))  # signalled on this loop, at once
+                _offer(subscription, running_state(2))  # signalled on this loop, at once
             sent.append(state.seq)
             return True
 
         subscription.deliver_to(send)
         consumer = await _waiting(subscription)
-        _offer(subscription, _state(1))
+        _offer(subscription, running_state(1))
         update = await asyncio.wait_for(consumer, 5.0)
         assert sent == [1]  # the newer one went to the consumer, after it
         assert update.state is not None and update.state.seq == 2  # type: ignore[attr-defined]
@@ -159,7 +147,7 @@ def test_a_sender_that_fails_leaves_the_state_to_the_consumer() -> None:
 
         subscription.deliver_to(send)
         consumer = await _waiting(subscription)
-        _offer(subscription, _state(3))
+        _offer(subscription, running_state(3))
         update = await asyncio.wait_for(consumer, 5.0)
         assert update.state is not None and update.state.seq == 3  # type: ignore[attr-defined]
 

@@ -188,16 +188,7 @@ def solve_compiled(
     """The step's velocity from its compiled plan, or ``None``: take the Python path."""
     if solver != "daqp" or settings or ENGINE[0] != "compiled":
         return None  # a choice of the caller: no warning (fallback_reason tells)
-    key = (  # _key's, built here: one Python call less per step
-        tuple(tasks),
-        tuple(limits),
-        tuple(constraints) if constraints else (),
-        dt,
-        damping,
-        configuration.data,
-        configuration.model,
-    )
-    plan = _plan(configuration, key)
+    plan = _plan(configuration, _key(configuration, tasks, dt, damping, limits, constraints))
     velocity = plan.solve()
     if velocity is None and plan.reason is not None:
         _warn_once(plan.reason)

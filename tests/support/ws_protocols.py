@@ -1,0 +1,73 @@
+"""A uvicorn websocket protocol on a recording transport, its connection accepted by a
+minimal ASGI app: for tests of ``posekit.ws_protocol`` against uvicorn's own."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, NamedTuple
+
+from uvicorn.config import Config
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from uvicorn.server import ServerState
+from websockets.client import ClientProtocol
+from websockets.uri import parse_uri
+
+
+class Transport:
+    """Records what the protocol does to its connection."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.calls: list[str] = []
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}.get(name)
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def pause_reading(self) -> None:
+        self.calls.append("pause")
+
+    def resume_reading(self) -> None:
+        self.calls.append("resume")
+
+    def is_closing(self) -> bool:
+        return "close" in self.calls
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+class Opened(NamedTuple):
+    """An open connection: the protocol, its transport, how many writes the handshake
+    took, and the scope the app got."""
+
+    protocol: WebSocketsSansIOProtocol
+    transport: Transport
+    handshake: int
+    scope: dict[str, Any]
+
+
+async def opened(cls: type[WebSocketsSansIOProtocol], **options: Any) -> Opened:
+    """A protocol of class ``cls`` (uvicorn ``Config`` ``options``) whose connection the
+    app accepted."""
+    scopes: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        await receive()
+        await send({"type": "websocket.accept"})
+        await asyncio.Future()
+
+    config = Config(app, ws_per_message_deflate=False, lifespan="off", log_config=None, **options)
+    config.load()
+    protocol = cls(config, ServerState(), {})
+    transport = Transport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    client = ClientProtocol(parse_uri("ws://127.0.0.1:8000/stream"))
+    client.send_request(client.connect())
+    protocol.data_received(b"".join(client.data_to_send()))
+    for _ in range(5):
+        await asyncio.sleep(0)  # the app accepts
+    return Opened(protocol, transport, len(transport.written), scopes[0])
