@@ -33,11 +33,24 @@ ASGI ``send`` would write it without waiting — the connection open, nothing qu
 transport not paused by its flow control — and returns False, writing nothing,
 otherwise (then the app sends it the ASGI way, which waits). The app calls it only when
 none of its own sends is in progress, so that messages keep their order.
+
+Receiving is the mirror image (a target per client message, many times a second):
+uvicorn queues each message as an ASGI event, pauses reading, wakes the app's task, and
+resumes reading when the app takes it. The scope's ``extensions`` carry
+:data:`RECEIVE_NOW`, a function ``receive_now(take)``: from then on a whole data message
+(``take`` gets the text as ``str``, or the ``bytes``) is handed to ``take`` from the read
+that completed it, without an ASGI event, a queue or a task — when nothing waits for the
+app in the ASGI queue, so that messages keep their order (a message behind a queued
+event is queued too, and the app's ``receive`` gets both). ``receive_now(None)`` ends
+it. An exception from ``take`` fails the connection (close 1011), as an app's failure
+would. The app's ``receive`` still gets everything else (the disconnect, fragmented
+messages, what arrives while an event is queued).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from uvicorn.protocols.utils import ClientDisconnected
@@ -63,6 +76,12 @@ _HEADER_16 = struct.Struct("!BBH")  # head, 126, a 16-bit length
 SEND_NOW = "posekit.send_now"
 """The scope extension: ``send_now(payload: bytes, binary: bool) -> bool`` (module
 docstring)."""
+RECEIVE_NOW = "posekit.receive_now"
+"""The scope extension: ``receive_now(take: Callable[[str | bytes], None] | None)``
+(module docstring)."""
+
+Take = Callable[[str | bytes], None]
+"""Takes one client data message: its text, or its bytes."""
 
 
 class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -70,6 +89,7 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
     data messages sent (module docstring); everything else is the base class's."""
 
     _paused = False  # the transport paused writing (flow control): ``writable`` is clear
+    _take: Take | None = None  # receive_now's taker
 
     async def send(self, message: ASGISendEvent) -> None:
         if message["type"] != "websocket.send" or not self._plain_send_allowed():
@@ -95,6 +115,31 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)  # only an upgrade accepted by websockets has one
         if scope is not None:  # the app's task starts later: it sees the extension
             scope["extensions"][SEND_NOW] = self.send_now
+            scope["extensions"][RECEIVE_NOW] = self.receive_now
+
+    def receive_now(self, take: Take | None) -> None:
+        """Hand whole data messages to ``take`` from now on (None: as ASGI events again)."""
+        self._take = take
+
+    def send_receive_event_to_app(self) -> None:
+        take, frames = self._take, self.frames
+        if take is None or self.close_sent or len(frames) != 1 or not self.queue.empty():
+            return super().send_receive_event_to_app()
+        data = frames[0]
+        if self.curr_msg_data_type == "text":
+            try:
+                payload: str | bytes = data.decode()
+            except UnicodeDecodeError:
+                return super().send_receive_event_to_app()  # which fails it with 1007
+        else:
+            payload = data
+        self.frames = []
+        try:
+            take(payload)
+        except Exception:
+            self.logger.exception("taking a client message failed")
+            self.conn.send_close(1011)
+            self.handle_parser_exception()
 
     def send_now(self, payload: bytes, binary: bool) -> bool:
         """Write one data message (UTF-8 text, or bytes when ``binary``) as its one frame

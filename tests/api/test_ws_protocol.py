@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from posekit.ws_protocol import PosekitWebSocketProtocol
+from support.ws_protocols import masked as _masked
 from support.ws_protocols import opened
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
@@ -37,13 +38,6 @@ def _frames(rng: random.Random) -> list[bytes]:
 
 def _unmasked_text(payload: bytes) -> bytes:
     return bytes([0x81, len(payload)]) + payload
-
-
-def _masked(head: int, payload: bytes, mask: bytes = b"\x01\x02\x03\x04") -> bytes:
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-    if len(payload) < 126:
-        return bytes([head, 0x80 | len(payload)]) + mask + masked
-    return bytes([head, 0x80 | 126]) + len(payload).to_bytes(2, "big") + mask + masked
 
 
 TAILS = {

@@ -13,6 +13,15 @@ from websockets.client import ClientProtocol
 from websockets.uri import parse_uri
 
 
+def masked(head: int, payload: bytes, mask: bytes = b"\x01\x02\x03\x04") -> bytes:
+    """A client's frame: ``head`` (FIN, RSV, opcode), the 7- or 16-bit length with the
+    mask bit, the mask and the masked ``payload`` (RFC 6455 §5.2)."""
+    data = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    if len(payload) < 126:
+        return bytes([head, 0x80 | len(payload)]) + mask + data
+    return bytes([head, 0x80 | 126]) + len(payload).to_bytes(2, "big") + mask + data
+
+
 class Transport:
     """Records what the protocol does to its connection."""
 

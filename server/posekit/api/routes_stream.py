@@ -29,6 +29,9 @@ before the state answering its previous one waits for it, and a newer target of 
 same task replaces it (:mod:`posekit.api.target_credit`). Each client may send messages of at most
 ``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one second's
 worth); beyond, the message is refused with an ``error`` and nothing changes.
+
+Served by ``posekit up``, a client's messages are taken as the socket is read
+(:data:`posekit.ws_protocol.RECEIVE_NOW`), without an ASGI event or a task switch each.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFou
 from posekit.sessions.kinds.target import TARGET_FIELDS
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
+from posekit.ws_protocol import RECEIVE_NOW, Take
 
 logger = logging.getLogger(__name__)
 
@@ -227,6 +231,16 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
             metrics.count_ws_refusal(code)
 
     credit = TargetCredit(target_applier(session, subscription, refused), lambda: session.revision)
+
+    def take(raw: str | bytes) -> None:
+        refusal = handle_client_message(raw, subscription, limits, gate, credit)
+        if refusal is not None:
+            refused(refusal)
+
+    extensions = websocket.scope.get("extensions") or {}
+    receive_now: Callable[[Take | None], None] | None = extensions.get(RECEIVE_NOW)
+    if receive_now is not None:  # messages are taken as they are read (posekit up)
+        receive_now(take)
     writer = asyncio.create_task(_write(websocket, session, subscription, credit))
     try:
         while True:  # ends when the client leaves, or after the writer closed the socket
@@ -234,14 +248,12 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
             if message["type"] == "websocket.disconnect":
                 return
             raw = message.get("text")
-            if raw is None:
-                raw = message.get("bytes") or b""
-            refusal = handle_client_message(raw, subscription, limits, gate, credit)
-            if refusal is not None:
-                refused(refusal)
+            take(raw if raw is not None else message.get("bytes") or b"")
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
+        if receive_now is not None:
+            receive_now(None)
         credit.close()
         subscription.close()
         writer.cancel()
