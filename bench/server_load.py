@@ -11,6 +11,9 @@ stream. Printed per N:
   first state computed after it (the first state whose ``ref`` is at least the target's),
 - CPU [% of one core] over the measured window (from /proc): the whole server (the API
   process and its solver processes), the API process alone, and the clients;
+- changes per state: the sessions' revisions counted in the states received (each target
+  applied is one) per state received — past saturation a change that no state answers
+  is work wasted;
 - the states delivered per second in all, and the CPU each cost [µs]: in the solver
   processes (step, encoding, transfer) and in the API process (receiving, forwarding
   to the watcher, and its share of the targets it received).
@@ -106,6 +109,8 @@ class SessionLoad:
     throttled: int = 0  # states that said the session was throttled
     latencies: list[float] = field(default_factory=list)
     measuring: bool = False
+    first_revision: int | None = None  # of the first state received while measuring
+    last_revision: int = 0  # of the last one
 
 
 def free_port() -> int:
@@ -195,6 +200,9 @@ async def drive(
                 if load.measuring:
                     load.states += 1
                     load.throttled += bool(message.get("throttled"))
+                    load.last_revision = message["revision"]
+                    if load.first_revision is None:
+                        load.first_revision = load.last_revision
                 ref = message["ref"]
                 if ref is None:
                     continue
@@ -314,6 +322,7 @@ async def run_level(
         for load in loads:
             await http.delete(f"/api/sessions/{load.session_id}")
     delivered = sum(load.states for load in loads)  # states received, every group
+    applied = sum(x.last_revision - (x.first_revision or x.last_revision) for x in loads)
     cpu = {
         "server_cpu": 100 * server_cpu / wall,
         "api_cpu": 100 * api_cpu / wall,
@@ -321,6 +330,7 @@ async def run_level(
         "total_rate": delivered / wall,
         "solver_us": 1e6 * (server_cpu - api_cpu) / max(1, delivered),
         "api_us": 1e6 * api_cpu / max(1, delivered),
+        "applied": applied / max(1, delivered),
     }
     return [summary([x for x in loads if x.kind == kind], wall, cpu) for kind, _ in groups]
 
@@ -424,7 +434,7 @@ def main() -> None:
         f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
         f"{'p95 ms':>6} | {'p99 ms':>6} | {'targets':>7} | {'server CPU':>10} | "
         f"{'API CPU':>7} | {'client CPU':>10} | {'throttled':>9} | {'states/s':>8} | "
-        f"{'solver µs/state':>15} | {'API µs/state':>12}"
+        f"{'solver µs/state':>15} | {'API µs/state':>12} | {'changes/state':>13}"
     )
     print(header)
     print("-" * len(header))
@@ -434,7 +444,7 @@ def main() -> None:
             f"{r['p50']:>6.1f} | {r['p95']:>6.1f} | {r['p99']:>6.1f} | {r['samples']:>7} | "
             f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}% | "
             f"{r['throttled']:>8.0f}% | {r['total_rate']:>8.0f} | {r['solver_us']:>15.0f} | "
-            f"{r['api_us']:>12.0f}"
+            f"{r['api_us']:>12.0f} | {r['applied']:>13.2f}"
         )
 
 

@@ -271,7 +271,7 @@ async def serve(args: argparse.Namespace) -> None:
         update={"menagerie_download": False, "max_sessions": max(100, args.sessions)}
     )
     # A burst's targets wait for the answer to the first however long the server takes.
-    TargetCredit.__init__.__defaults__ = (3600.0,)
+    TargetCredit.__init__.__defaults__ = (3600.0, None)
     app = create_app(settings)
     config = uvicorn_config(app, settings, **({"ws": args.ws} if args.ws else {}))
     server = uvicorn.Server(config)

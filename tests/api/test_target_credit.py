@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import numpy as np
-from posekit.api.target_credit import TargetCredit
+from posekit.api.target_credit import HOLD_PERIODS, TargetCredit
 from posekit.sessions.kinds import Target
 from support.servers import LiveServer
 from support.streams import open_stream, recv
@@ -77,6 +77,32 @@ def test_a_held_target_is_applied_when_the_answer_is_overdue() -> None:
         credit.close()
 
     asyncio.run(scenario())
+
+
+def test_a_session_stepped_slowly_gets_longer_to_answer() -> None:
+    async def scenario() -> None:
+        session, period = FakeSession(), [0.05]  # [s] the session's step period
+        credit = TargetCredit(
+            session.apply, lambda: session.revision, hold_s=0.01, period=lambda: period[0]
+        )
+        credit.offer("ee", _target(0.1), 1)  # overdue after HOLD_PERIODS periods: 0.2 s
+        credit.offer("ee", _target(0.2), 2)
+        time.sleep(0.1)  # past hold_s, within the periods: still held
+        credit.offer("ee", _target(0.3), 3)
+        assert session.applied == [("ee", 1)] and credit.superseded == 1
+        while session.applied == [("ee", 1)]:
+            await asyncio.sleep(0.01)  # the timer applies it once overdue
+        assert session.applied == [("ee", 1), ("ee", 3)]
+        period[0] = 0.0  # unknown: hold_s alone (read when a target is applied)
+        credit.answered(session.revision)
+        credit.offer("ee", _target(0.4), 4)
+        time.sleep(0.02)
+        credit.offer("ee", _target(0.5), 5)
+        assert session.applied[-2:] == [("ee", 4), ("ee", 5)]
+        credit.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 5.0))
+    assert HOLD_PERIODS * 0.05 > 0.1  # the held check above is within the periods
 
 
 def test_an_overdue_target_takes_the_other_waiting_ones_with_it() -> None:

@@ -137,6 +137,13 @@ def handle_client_message(
     return None
 
 
+def _period_of(session: Session) -> float:
+    """The period [s] the server steps ``session`` at now (its latest state's rate, lower
+    when throttled); 0 when not known."""
+    rate = session.state.rate_hz
+    return 1.0 / rate if rate > 0.0 else 0.0
+
+
 def target_applier(
     session: Session, subscription: Subscription, refused: Callable[[str], None]
 ) -> Apply[TargetFields]:
@@ -230,7 +237,11 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         if metrics is not None:
             metrics.count_ws_refusal(code)
 
-    credit = TargetCredit(target_applier(session, subscription, refused), lambda: session.revision)
+    credit = TargetCredit(
+        target_applier(session, subscription, refused),
+        lambda: session.revision,
+        period=lambda: _period_of(session),
+    )
 
     def take(raw: str | bytes) -> None:
         refusal = handle_client_message(raw, subscription, limits, gate, credit)

@@ -10,8 +10,12 @@ off.
 
 So each stream holds a *credit*: a target is applied at once when the previous target
 of this client has been answered — a state of the session's revision after it was
-offered to this client — or when that answer is overdue (``HOLD_S``: a paused or failed
-session may not answer soon). Otherwise it waits, and a newer target for the same task
+offered to this client — or when that answer is overdue: after ``HOLD_S`` (a paused or
+failed session may not answer soon), or ``HOLD_PERIODS`` of the session's step period
+when that is longer. A session the machine steps less often (a loaded machine, a
+throttled session) still answers every target, only later; applying the next target
+before that would supersede a change the session has not stepped yet, work spent for no
+state, just when the machine has the least to spare. Otherwise it waits, and a newer target for the same task
 replaces it (the order of tasks is kept). When the answer comes, everything waiting is
 applied together. So a client's targets reach the session at most once per state it
 receives, each target is applied in order or superseded by a newer one of the same
@@ -31,7 +35,10 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 HOLD_S = 0.25
-"""[s] How long a target waits at most for the answer to the previous one."""
+"""[s] How long a target waits at least for the answer to the previous one."""
+HOLD_PERIODS = 4.0
+"""A target waits at most this many of the session's step periods for the answer to the
+previous one (when that is longer than :data:`HOLD_S`)."""
 
 T = TypeVar("T")
 
@@ -45,17 +52,24 @@ class TargetCredit(Generic[T]):
     Args:
         apply: Applies a target to the session, at once.
         revision: The session's change counter (read after each application).
-        hold_s: A waiting target is applied after this long without an answer [s].
+        hold_s: A waiting target is applied after this long without an answer [s], or
+        period: ... after ``HOLD_PERIODS`` times what this returns, when longer: the
+            session's current step period [s] (read after each application; 0: unknown).
     """
 
     def __init__(
-        self, apply: Apply[T], revision: Callable[[], int], hold_s: float = HOLD_S
+        self,
+        apply: Apply[T],
+        revision: Callable[[], int],
+        hold_s: float = HOLD_S,
+        period: Callable[[], float] | None = None,
     ) -> None:
         self._apply = apply
         self._revision = revision
         self._hold_s = hold_s
+        self._period = period
         self._awaited: int | None = None  # the revision whose state answers our last one
-        self._applied_at = 0.0
+        self._overdue_at = 0.0  # [s, monotonic] when the answer to it is overdue
         self._waiting: dict[str, tuple[T, Any]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self.superseded = 0
@@ -71,10 +85,10 @@ class TargetCredit(Generic[T]):
         if self._waiting.pop(task, None) is not None:
             self.superseded += 1
         self._waiting[task] = (target, ref)
-        if self._awaited is None or time.monotonic() - self._applied_at >= self._hold_s:
+        if self._awaited is None or time.monotonic() >= self._overdue_at:
             self._flush()
         elif self._timer is None:
-            delay = max(0.0, self._applied_at + self._hold_s - time.monotonic())
+            delay = max(0.0, self._overdue_at - time.monotonic())
             self._timer = asyncio.get_running_loop().call_later(delay, self._overdue)
 
     def answered(self, revision: int) -> None:
@@ -106,4 +120,7 @@ class TargetCredit(Generic[T]):
             applied = self._apply(task, target, ref) or applied
         if applied:
             self._awaited = self._revision()
-            self._applied_at = time.monotonic()
+            hold = self._hold_s
+            if self._period is not None and (longer := HOLD_PERIODS * self._period()) > hold:
+                hold = longer
+            self._overdue_at = time.monotonic() + hold
