@@ -7,6 +7,16 @@ The host's scheduler runs pass after pass on a fake monotonic clock (so the pass
 their batches are the same on every run), its states go down a real pipe, and this
 process drains them (``recv_bytes``; ``--read``: ``recv``, the server side's unpickling).
 
+``--targets``: eager clients. Before each of a session's steps (warm-up and measured),
+its ``ee`` target moves to the next point of a 5 cm circle around the moved target
+(0.0785 rad a target: ``bench/server_load.py``'s clients at 20 Hz), through the road a
+solver process takes: the change as the server's session made it, pickled as its
+:class:`~posekit.sessions.loops.solver_link.SolverLink` sends it (made before the
+measured passes), then unpickled and handed to :meth:`MirrorHost.handle` after the
+pass that stepped the session (inside the measured region: a step then costs the
+target's replay and the step answering it). Compare the instructions per step with
+and without it.
+
 After 5 warm-up steps a session, the measured passes run inside ``functools.reduce``:
 
     CG_TOGGLE=1 PYTHONPATH=server valgrind --tool=callgrind --instr-atstart=no \\
@@ -16,28 +26,35 @@ After 5 warm-up steps a session, the measured passes run inside ``functools.redu
 counts only them (``CG_TOGGLE`` switches the instrumentation on after the warm-up);
 divide the total by the measured steps printed. Without valgrind it just runs.
 
-    python bench/solver_pass.py SESSIONS STEPS_PER_SESSION [--read]
+    python bench/solver_pass.py SESSIONS STEPS_PER_SESSION [--read] [--targets]
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
+import pickle
 import subprocess
 import sys
 import time
 import types
+from collections.abc import Callable, Iterator
 from multiprocessing import Pipe
+from typing import Any
 
 from posekit.robots import RobotRegistry
+from posekit.sessions.changes import Change
 from posekit.sessions.loops import fair_share
 from posekit.sessions.loops import scheduler as scheduler_module
-from posekit.sessions.loops.messages import Open
+from posekit.sessions.loops.messages import Open, replay_of
 from posekit.sessions.loops.solve_loop import StreamCounters
 from posekit.sessions.loops.solver_worker import MirrorHost
 from posekit.sessions.manager import SessionManager
+from posekit.sessions.session import Session
 
 PASSES_PER_CALL = 50
+TARGET_STEP = 2 * math.pi * 0.25 / 20.0  # [rad] a target: server_load's clients at 20 Hz
 
 
 class FakeClock:
@@ -50,9 +67,36 @@ class FakeClock:
         return self.now
 
 
-def open_mirrors(host: MirrorHost, registry: RobotRegistry, sessions: int) -> None:
-    """Open ``sessions`` arm7 mirrors whose targets are out of reach (they keep stepping)."""
-    manager = SessionManager(registry)
+class PickledChanges:
+    """A solve loop for the server side's sessions that keeps each accepted change as
+    the bytes a :class:`SolverLink` would send for it (one message a change)."""
+
+    on_steps = None
+    steps = 0
+
+    def __init__(self) -> None:
+        self.frames: dict[str, list[bytes]] = {}
+
+    def changed(self, session: Session, change: Change) -> None:
+        message = replay_of(session.id, session.revision, change)
+        self.frames.setdefault(session.id, []).append(
+            pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+        )
+
+    def start(self) -> None: ...
+    def stop(self, timeout: float = 5.0) -> None: ...
+    def attach(self, session: Session) -> None: ...
+    def remove(self, session: Session) -> None: ...
+    def encodings(self, session: Session, encodings: frozenset[str]) -> None: ...
+
+
+def open_mirrors(
+    host: MirrorHost, registry: RobotRegistry, sessions: int, loop: PickledChanges
+) -> list[Session]:
+    """Open ``sessions`` arm7 mirrors whose targets are out of reach (they keep stepping);
+    returns the server side's sessions (their changes go to ``loop``)."""
+    manager = SessionManager(registry, solve_loop=loop)
+    opened = []
     for i in range(sessions):
         session = manager.create({"robot": "arm7"})
         position = list(session.task("ee").target.position)  # type: ignore[union-attr]
@@ -62,6 +106,38 @@ def open_mirrors(host: MirrorHost, registry: RobotRegistry, sessions: int) -> No
         session.set_solver({"tolerance": 1e-300})
         counters = StreamCounters(session.revision, session.state.seq, None, frozenset({"json"}))
         host.handle(Open(session.id, i + 1, "arm7", session.entry, session.spec(), counters))
+        opened.append(session)
+    return opened
+
+
+def target_frames(
+    sessions: list[Session], loop: PickledChanges, count: int
+) -> dict[str, Iterator[bytes]]:
+    """Per session, the pickled messages of ``count`` moves of its ``ee`` target, made by
+    the session as a client's stream target (:meth:`Session.move_target`) and in order
+    after its mirror's open."""
+    loop.frames.clear()  # the changes before the opens
+    for index, session in enumerate(sessions):
+        x, y, z = session.task("ee").target.position  # type: ignore[union-attr,misc]
+        for k in range(count):
+            angle = TARGET_STEP * k + index
+            position = [x + 0.05 * math.cos(angle), y + 0.05 * math.sin(angle), z]
+            session.move_target("ee", {"position": position}, k)
+    return {session_id: iter(frames) for session_id, frames in loop.frames.items()}
+
+
+def move_targets_after_passes(host: MirrorHost, frames: dict[str, Iterator[bytes]]) -> None:
+    """After each pass, hand each stepped mirror its next target, as a solver process
+    receives it (unpickled, then :meth:`MirrorHost.handle`)."""
+    publish: Callable[[list[Any]], None] = host.scheduler.on_pass  # type: ignore[assignment]
+    loads, handle = pickle.loads, host.handle
+
+    def on_pass(stepped: list[Any]) -> None:
+        publish(stepped)
+        for session in stepped:
+            handle(loads(next(frames[session.id])))
+
+    host.scheduler.on_pass = on_pass
 
 
 def main() -> None:
@@ -75,7 +151,11 @@ def main() -> None:
     registry = RobotRegistry(menagerie=False)
     ours, theirs = Pipe(duplex=True)
     host = MirrorHost(theirs, registry)
-    open_mirrors(host, registry, sessions)
+    changes = PickledChanges()
+    opened = open_mirrors(host, registry, sessions, changes)
+    if "--targets" in sys.argv:  # every step but a session's first answers a moved target
+        frames = target_frames(opened, changes, 4 * (steps + 5) + 20)
+        move_targets_after_passes(host, frames)
     receive = ours.recv if "--read" in sys.argv else ours.recv_bytes
     scheduler = host.scheduler
 

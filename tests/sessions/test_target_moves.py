@@ -160,3 +160,49 @@ def test_a_mirror_takes_a_target_move_as_it_is_and_refuses_one_that_does_not_fit
     assert type(diverged) is Diverged and diverged.session_id == "s1"
     assert "MoveTarget failed" in diverged.reason
     assert mirror.tasks() == session.tasks()  # nothing of the refused move was taken
+
+
+def test_every_kind_applies_a_target_s_values_as_it_applies_the_target() -> None:
+    """``apply_values`` (how a moved target reaches its engine task) sets what
+    ``apply_target`` of the same canonical target sets."""
+    from posekit.sessions.kinds import task_kind
+    from posekit.sessions.kinds.target import target_of_values
+
+    by_values, by_target = arm_session(), arm_session()
+    for task, given in MOVES:
+        moved = by_values.task(task)
+        shape = task_kind(moved).target_shape
+        assert shape is not None
+        assert moved.target is not None
+        values = shape.complete(packed_target(moved.target)[1], given, ARM, task)
+        kind = task_kind(moved)
+        kind.apply_values(by_values.engine_task(task), values)
+        kind.apply_target(by_target.engine_task(task), target_of_values(shape.model_index, values))
+        assert engine_targets(by_values) == engine_targets(by_target)
+        assert kind.read_target(by_values.engine_task(task)) == kind.read_target(
+            by_target.engine_task(task)
+        )
+
+
+def test_a_target_move_for_a_mirror_whose_model_loads_is_taken_once_it_is_open() -> None:
+    import threading
+    from multiprocessing import Pipe
+
+    from posekit.sessions.loops.messages import Stop
+
+    ours, theirs = Pipe(duplex=True)
+    host = MirrorHost(theirs, RobotRegistry(menagerie=False))  # arm7 not compiled yet
+    serving = threading.Thread(target=host.serve, daemon=True)
+    session = arm_session("s1")
+    ours.send(Open("s1", 1, "arm7", "arm7", session.spec(), StreamCounters(0, 0, None)))
+    session.move_target("ee", {"position": [0.4, 0.1, 0.45]}, ref="drag")
+    model, values = packed_target(session.task("ee").target)  # type: ignore[arg-type]
+    ours.send(("s1", session.revision, "ee", model, values, "drag"))
+    serving.start()
+    assert ours.poll(30.0)  # the first states: the mirror is open
+    ours.send(Stop())
+    serving.join(30.0)
+    mirror = host.sessions["s1"]
+    assert mirror.revision == session.revision
+    assert mirror.tasks() == session.tasks()
+    assert mirror.state.ref == "drag"

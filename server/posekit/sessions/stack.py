@@ -20,6 +20,7 @@ around every call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,9 +50,9 @@ from posekit.sessions.kinds import (
     limit_kind,
     task_kind,
 )
+from posekit.sessions.kinds.base import AnyTaskKind
 from posekit.sessions.kinds.target import (
     TARGET_FIELDS,
-    CanonicalFields,
     TargetValues,
     packed_target,
     target_of_values,
@@ -68,6 +69,11 @@ class TaskEntry:
 
     spec: TaskSpecBase
     task: BaseTask
+
+    @functools.cached_property
+    def kind(self) -> AnyTaskKind:
+        """The kind of :attr:`spec` (looked up once: a moved target asks it twice)."""
+        return task_kind(self.spec)
 
 
 @dataclass(frozen=True)
@@ -270,7 +276,7 @@ class TaskStack:
         if entry is None:
             raise TaskNotFound(name, self._tasks)
         spec = entry.spec
-        shape = task_kind(spec).target_shape
+        shape = entry.kind.target_shape
         if shape is None:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
         where = f"task {name!r} (type {spec.type!r})"
@@ -292,7 +298,7 @@ class TaskStack:
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
-        shape = task_kind(entry.spec).target_shape
+        shape = entry.kind.target_shape
         if shape is None or model != shape.model_index or len(values) != len(TARGET_FIELDS):
             raise InvalidRequest(f"task {name!r} takes no target of model {model}")
         self._moved[name] = (model, values)
@@ -353,11 +359,9 @@ class TaskStack:
     # ------------------------------------------------------------- helpers
     def _apply_moved(self) -> None:
         """Set the moved targets not yet applied on their engine tasks."""
-        fields = tuple.__new__  # CanonicalFields' own constructor is a Python function
         for name in self._unapplied:
             entry = self._tasks[name]
-            target = fields(CanonicalFields, self._moved[name][1])
-            task_kind(entry.spec).apply_target(entry.task, target)
+            entry.kind.apply_values(entry.task, self._moved[name][1])
         self._unapplied.clear()
 
     def _settle(self) -> None:

@@ -2,6 +2,7 @@ r"""Frame task: regulate the pose of a body, geom or site in the world."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,7 +12,12 @@ from posekit.ik.lie import SE3
 from posekit.ik.tasks.frame_residual import frame_error_and_map
 from posekit.ik.tasks.kernels import frame_kernel
 from posekit.ik.tasks.mapped_task import MappedFrameTask
-from posekit.ik.tasks.pose_target import POSE_BUFFER, store_pose_target, stored_pose
+from posekit.ik.tasks.pose_target import (
+    POSE_BUFFER,
+    PoseValues,
+    store_pose_target,
+    stored_pose,
+)
 from posekit.ik.tasks.validation import FRAME_COST_SHAPE, cost_vector
 
 if TYPE_CHECKING:
@@ -53,6 +59,7 @@ class FrameTask(MappedFrameTask):
         super().__init__(frame_name, frame_type, np.zeros(self.k), gain, lm_damping)
         self._target = np.zeros(POSE_BUFFER)  # T_0t, R_t, p_t (pose_target), in place
         self._has_target = False
+        self._staged = PoseValues()
         self.set_position_cost(position_cost)
         self.set_orientation_cost(orientation_cost)
 
@@ -86,6 +93,15 @@ class FrameTask(MappedFrameTask):
     def set_target(self, transform_target_to_world: SE3) -> None:
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
         store_pose_target(transform_target_to_world, "transform_target_to_world", self._target)
+        if not self._has_target:
+            self._has_target = True
+
+    def set_target_values(self, wxyz: Sequence[float], position: Sequence[float]) -> None:
+        """:meth:`set_target` of the pose with quaternion ``wxyz`` (w, x, y, z; normalised
+        here) and ``position`` [m] given as numbers: the same checks and the same stored
+        target as ``set_target(SE3(np.array([*wxyz, *position])))``, without building
+        the transform (a target moved many times a second)."""
+        self._staged.store(wxyz, position, "transform_target_to_world", self._target)
         if not self._has_target:
             self._has_target = True
 

@@ -5,11 +5,19 @@ non-zero quaternion, in a task's buffer of 19 floats: the unit quaternion
 :math:`q / \|q\|` and :math:`t` [m] (7), the rotation matrix :math:`R(q)` row-major (9)
 and :math:`t` again (3), the layout the frame kernels read. Nothing is written when the
 target is refused, so a bad target leaves the previous one in place.
+
+A pose given as numbers (:class:`PoseValues`, the hot path of a moved target) is
+packed into a small staging vector first and stored by the same compiled pass: the
+same checks and the very same floats as storing ``SE3(np.array([*wxyz, *xyz]))``,
+without building the array and the transform.
 """
 
 from __future__ import annotations
 
 import math
+import struct
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -65,6 +73,41 @@ def store_pose_target(target: object, what: str, buffer: np.ndarray) -> None:
         raise InvalidTarget(f"{what} must be finite, got {pose.tolist()}")
     if code == _ZERO_QUATERNION:
         raise InvalidTarget(f"{what} has a zero quaternion, got {pose.tolist()}")
+
+
+_PACK_POSE = struct.Struct("7d").pack_into  # wxyz_xyz, as float64 (native order)
+
+
+class PoseValues:
+    """A staging vector for poses given as numbers: a ``bytearray`` of 7 doubles (packed
+    with :mod:`struct`, cheaper than building an array) and the float64 array over it
+    (what the compiled pass reads). Each pickled or copied task gets its own."""
+
+    __slots__ = ("_array", "_raw")
+
+    def __init__(self) -> None:
+        self._raw = bytearray(7 * 8)
+        self._array = np.frombuffer(self._raw, dtype=np.float64)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PoseValues, ()  # a fresh one: the staged values are not state
+
+    def store(
+        self, wxyz: Sequence[float], xyz: Sequence[float], what: str, buffer: np.ndarray
+    ) -> None:
+        """:func:`store_pose_target` of ``SE3(np.array([*wxyz, *xyz]))`` (``wxyz`` a
+        quaternion (w, x, y, z), ``xyz`` a translation [m]): the same floats stored and
+        the same errors (values that are not 4 and 3 numbers take that very road)."""
+        try:
+            _PACK_POSE(self._raw, 0, *wxyz, *xyz)
+        except (struct.error, TypeError, OverflowError):  # not 7 numbers: as SE3 does
+            store_pose_target(SE3(np.array([*wxyz, *xyz])), what, buffer)
+            return
+        code = _store(self._array, buffer)
+        if code == _NOT_FINITE:
+            raise InvalidTarget(f"{what} must be finite, got {self._array.tolist()}")
+        if code == _ZERO_QUATERNION:
+            raise InvalidTarget(f"{what} has a zero quaternion, got {self._array.tolist()}")
 
 
 def stored_pose(buffer: np.ndarray) -> SE3:

@@ -20,6 +20,7 @@ from posekit.sessions.kinds.target import (
     PoseShape,
     PoseTarget,
     Target,
+    TargetValues,
     pose_target,
     target_pose,
 )
@@ -94,6 +95,9 @@ class FrameKind(TaskKind[FrameTaskSpec, FrameTask]):
 
     def apply_target(self, task: FrameTask, target: AnyTarget) -> None:
         task.set_target(target_pose(target))
+
+    def apply_values(self, task: FrameTask, values: TargetValues) -> None:
+        task.set_target_values(values[1], values[0])  # (position, wxyz, …): wxyz first
 
     def default_name(self, spec: FrameTaskSpec) -> str:
         return task_name(spec.params.frame)
