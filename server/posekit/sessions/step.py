@@ -68,6 +68,37 @@ class Plan:
         object.__setattr__(self, "slots_in_order", in_order)
 
 
+class StepSettings(NamedTuple):
+    """The solver settings a step reads, as plain fields: read every step, and a
+    :class:`SolverSettings` attribute goes through pydantic's ``__getattr__`` hook, its
+    ``step_dt`` through a property. :func:`solve_step` takes either."""
+
+    solver: str
+    step_dt: float
+    """The integration timestep [s]."""
+    damping: float
+    tolerance: float
+    """[rad|m] Park below this max ``|Δq_i|``."""
+    paused: bool
+    rate_hz: float
+    """Steps per second [Hz]."""
+
+    @classmethod
+    def of(cls, settings: SolverSettings) -> StepSettings:
+        return cls(
+            settings.solver,
+            settings.step_dt,
+            settings.damping,
+            settings.tolerance,
+            settings.paused,
+            settings.rate_hz,
+        )
+
+
+Settings = SolverSettings | StepSettings
+"""What a step reads its settings from (the same numbers either way)."""
+
+
 class StepOutcome(NamedTuple):
     """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``.
 
@@ -93,7 +124,7 @@ def _outcome(fields: _Fields) -> StepOutcome:
     return tuple.__new__(StepOutcome, fields)
 
 
-def solve_step(plan: Plan, configuration: Configuration, settings: SolverSettings) -> StepOutcome:
+def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
     """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
     dt = settings.step_dt
     start = time.perf_counter()
@@ -135,7 +166,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: SolverSetting
 
 
 def _compiled_plan(
-    plan: Plan, configuration: Configuration, settings: SolverSettings, dt: float
+    plan: Plan, configuration: Configuration, settings: Settings, dt: float
 ) -> CompiledPlan | None:
     """The compiled engine's plan of this step's ``solve_ik`` call, or None when that
     call takes the Python path by choice (another solver, the ``python`` engine).
@@ -168,7 +199,7 @@ def _compiled_plan(
 def _solve_again(
     plan: Plan,
     configuration: Configuration,
-    settings: SolverSettings,
+    settings: Settings,
     compiled: CompiledPlan | None,
 ) -> np.ndarray:
     """The velocity of a step the compiled plan did not solve: ``solve_ik`` when the
@@ -189,7 +220,7 @@ def _solve_again(
 def step_errors(
     plan: Plan,
     configuration: Configuration,
-    settings: SolverSettings,
+    settings: Settings,
     compiled: CompiledPlan | None = None,
 ) -> dict[str, float | None]:
     """:func:`task_errors`, as one compiled call when the step's problem is compiled.
