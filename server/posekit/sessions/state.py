@@ -119,7 +119,22 @@ class SessionState:
         13 keys, about a third less work a state.
         """
         if self._json is None:
-            self._json = JSON_ENCODER.encode(_StateMessage(*self.wire()[:_ENCODED]))
+            self._json = JSON_ENCODER.encode(
+                _StateMessage(
+                    self.seq,
+                    self.time,
+                    self.q,
+                    self.errors,
+                    self.converged,
+                    self.status,
+                    self.error,
+                    self.solve_us,
+                    self.ref,
+                    self.revision,
+                    self.throttled,
+                    self.rate_hz,
+                )
+            )  # spelled out: no wire tuple built and sliced
         return self._json
 
     def binary(self) -> bytes:
