@@ -18,7 +18,7 @@ from posekit.sessions.loops.messages import Solved, StateRows, States
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.solver_settings import SolverSettings
 from posekit.sessions.state import STATE_FIELDS, from_wire
-from posekit.sessions.step import Plan, solve_step
+from posekit.sessions.step import Plan, StepSettings, solve_step
 from support.busy_session import BusySession
 
 ARM = RobotRegistry().model("arm7")
@@ -121,3 +121,39 @@ def test_state_rows_arrive_as_the_states_they_were_made_of() -> None:
     copy = pickle.loads(pickle.dumps(StateRows(rows), pickle.HIGHEST_PROTOCOL))
     assert copy == States([Solved(f"s{i}", i, state) for i, state in enumerate(states)])
     assert [solved.state.json() for solved in copy.states] == [s.json() for s in states]
+
+
+def test_a_step_publishes_the_q_it_left_and_restores_q_after_a_non_finite_integration() -> None:
+    """Converged: the q before the step; running: the q after it; a non-finite
+    integration: failed, q back where it was (bit for bit), and that q published."""
+    configuration = Configuration(ARM)
+    plan, settings = a_plan(configuration), SolverSettings()
+    before = configuration.data.qpos.copy()
+    parked = solve_step(plan, configuration, SolverSettings(tolerance=1.0))
+    assert parked.status == "converged" and parked.q == before.tolist()
+    moved = solve_step(plan, configuration, settings)
+    assert moved.status == "running" and moved.q == configuration.data.qpos.tolist()
+    assert moved.q != before.tolist()
+    kept = configuration.data.qpos.copy()
+
+    def poisoned(velocity: np.ndarray, dt: float) -> None:
+        configuration.data.qpos[0] = np.nan
+
+    configuration.integrate_inplace = poisoned  # type: ignore[method-assign]
+    failed = solve_step(plan, configuration, settings)
+    assert failed.status == "failed" and "non-finite q" in (failed.error or "")
+    assert configuration.data.qpos.tobytes() == kept.tobytes()
+    assert failed.q == kept.tolist()
+
+
+def test_step_settings_carry_what_a_step_reads() -> None:
+    settings = SolverSettings(rate_hz=120.0, damping=1e-3, tolerance=1e-4, paused=True)
+    plain = StepSettings.of(settings)
+    assert plain == ("daqp", settings.step_dt, 1e-3, 1e-4, True, 120.0)
+    timed = SolverSettings(dt=0.005)
+    assert StepSettings.of(timed).step_dt == timed.step_dt == 0.005
+    one, other = Configuration(ARM), Configuration(ARM)
+    for _ in range(3):  # the same numbers from either form
+        a = solve_step(a_plan(one), one, settings.model_copy(update={"paused": False}))
+        b = solve_step(a_plan(other), other, plain._replace(paused=False))
+        assert a.q == b.q and a.errors == b.errors and a.status == b.status

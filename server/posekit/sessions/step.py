@@ -132,7 +132,10 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
     error = None
     compiled = None
     qpos = configuration.data.qpos
-    q: list[float] = qpos.tolist()  # the step's q, unless it moves
+    # q before the step, as raw bytes (a fifth of a tolist()): made a list only when
+    # the step does not move q (converged), restored when integration fails.
+    before = qpos.tobytes()
+    q: list[float] | None = None
     try:
         compiled = _compiled_plan(plan, configuration, settings, dt)
         velocity = compiled.solve() if compiled is not None else None
@@ -150,7 +153,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
             configuration.integrate_inplace(velocity, dt)
             moved = qpos.tolist()
             if not math.isfinite(sum(moved)):
-                configuration.update(np.array(q))
+                configuration.update(np.frombuffer(before).copy())
                 raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
             q = moved
     except PosekitError as exc:
@@ -161,6 +164,8 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
         q = qpos.tolist()  # whatever a failing call left in the configuration
         errors = task_errors(plan, configuration)
     else:
+        if q is None:  # converged: the step's q is the one before it
+            q = np.frombuffer(before).tolist()
         errors = step_errors(plan, configuration, settings, compiled)
     return _outcome((status, error, (time.perf_counter() - start) * 1e6, errors, q))
 
