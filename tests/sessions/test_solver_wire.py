@@ -157,3 +157,20 @@ def test_step_settings_carry_what_a_step_reads() -> None:
         a = solve_step(a_plan(one), one, settings.model_copy(update={"paused": False}))
         b = solve_step(a_plan(other), other, plain._replace(paused=False))
         assert a.q == b.q and a.errors == b.errors and a.status == b.status
+
+
+def test_a_step_converges_exactly_below_the_tolerance() -> None:
+    """max |v_i| dt < tolerance, to the last bit: a step whose largest move equals the
+    tolerance runs, one a bit above it converges."""
+    reference = Configuration(ARM)
+    settings = SolverSettings()
+    plan = a_plan(reference)
+    velocity = solve_ik(
+        reference, plan.objectives, settings.step_dt, "daqp",
+        damping=settings.damping, limits=plan.limits,
+    )  # fmt: skip
+    largest = float(np.max(np.abs(velocity))) * settings.step_dt
+    for tolerance, status in [(largest, "running"), (np.nextafter(largest, 1.0), "converged")]:
+        configuration = Configuration(ARM)
+        tight = settings.model_copy(update={"tolerance": float(tolerance)})
+        assert solve_step(a_plan(configuration), configuration, tight).status == status

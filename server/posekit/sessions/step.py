@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from posekit.ik.compiled.engine import error_norms, plan_for
 from posekit.ik.compiled.plan import Plan as CompiledPlan
-from posekit.ik.compiled.selection import current_engine
+from posekit.ik.compiled.selection import ENGINE
 from posekit.ik.configuration import Configuration
 from posekit.ik.exceptions import NoSolutionFound, PosekitError
 from posekit.ik.limits import Limit
@@ -117,11 +119,9 @@ class StepOutcome(NamedTuple):
 
 
 _Fields = tuple[Status, str | None, float, dict[str, float | None], list[float]]
-
-
-def _outcome(fields: _Fields) -> StepOutcome:
-    """A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``."""
-    return tuple.__new__(StepOutcome, fields)
+_outcome: Callable[[_Fields], StepOutcome] = partial(tuple.__new__, StepOutcome)
+"""A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``
+(nor a Python frame of our own: a partial of ``tuple.__new__`` is called in C)."""
 
 
 def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
@@ -142,12 +142,17 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
         if velocity is None:
             velocity = _solve_again(plan, configuration, settings, compiled)
         # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
-        # not finite when any entry is NaN or infinite (max() could skip a NaN). No
-        # keyword to max(): parsing one costs more than the maximum of 7 numbers.
+        # not finite when any entry is NaN or infinite (sorting could misplace a NaN).
         values = velocity.tolist()
         if not math.isfinite(sum(values)):
             raise NoSolutionFound(settings.solver, "the solution is not finite")
-        if (max(map(abs, values)) if values else 0.0) * dt < settings.tolerance:
+        # max|v_i| dt < tol, as v_max dt < tol and -v_min dt < tol (a rounded product
+        # is monotonic in its factor: the same test) from one sort: in CPython 3.11
+        # max() parses its keyword arguments on every call, and map(abs) is a call an
+        # entry. No velocity: max|v_i| = 0.
+        ordered = sorted(values) or [0.0]
+        tolerance = settings.tolerance
+        if ordered[-1] * dt < tolerance and -ordered[0] * dt < tolerance:
             status = "converged"
         else:
             configuration.integrate_inplace(velocity, dt)
@@ -183,7 +188,7 @@ def _compiled_plan(
     ``plan``: about 5 µs
     less a step. The plan is the engine's own (:func:`plan_for`), so numbers are the same.
     """
-    if settings.solver != "daqp" or current_engine() != "compiled":
+    if settings.solver != "daqp" or ENGINE[0] != "compiled":
         return None
     key = (configuration, configuration.data, configuration.model, dt, settings.damping)
     cached = plan.compiled
