@@ -8,7 +8,7 @@ Its fields are defined once, here; the websocket ``state`` message is
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 import numpy as np
@@ -112,30 +112,12 @@ class SessionState:
     def json_bytes(self) -> bytes:
         """The ``state`` message as JSON text in UTF-8, encoded once for all watchers: the
         very payload of its websocket text frame (kept as bytes, so that neither the pipe
-        from the solver process nor the send decodes or encodes it again).
-
-        Encoded from a :class:`_StateMessage` (a struct, fields in :meth:`message`'s
-        order) rather than the message dict: the same text without building a dict of
-        13 keys, about a third less work a state.
-        """
-        if self._json is None:
-            self._json = JSON_ENCODER.encode(
-                _StateMessage(
-                    self.seq,
-                    self.time,
-                    self.q,
-                    self.errors,
-                    self.converged,
-                    self.status,
-                    self.error,
-                    self.solve_us,
-                    self.ref,
-                    self.revision,
-                    self.throttled,
-                    self.rate_hz,
-                )
-            )  # spelled out: no wire tuple built and sliced
-        return self._json
+        from the solver process nor the send decodes or encodes it again)."""
+        encoded = self._json
+        if encoded is None:
+            self.encode(_JSON)
+            encoded = cast(bytes, self._json)
+        return encoded
 
     def binary(self) -> bytes:
         """The binary state frame (:mod:`posekit.sessions.state_frame`), encoded once."""
@@ -158,9 +140,30 @@ class SessionState:
 
     def encode(self, formats: frozenset[str]) -> None:
         """Encode the state now in each of ``formats`` (``json``, ``binary``), so that
-        its watchers only send bytes."""
-        if "json" in formats:
-            self.json_bytes()
+        its watchers only send bytes (each encoding is made once).
+
+        JSON is encoded here (for :meth:`json_bytes` too: a solver process encodes
+        every state it steps, and a call less counts), from a :class:`_StateMessage` (a
+        struct, fields in :meth:`message`'s order) rather than the message dict: the
+        same text without building a dict of 13 keys, about a third less work a state.
+        """
+        if self._json is None and "json" in formats:
+            self._json = JSON_ENCODER.encode(
+                _StateMessage(
+                    self.seq,
+                    self.time,
+                    self.q,
+                    self.errors,
+                    self.converged,
+                    self.status,
+                    self.error,
+                    self.solve_us,
+                    self.ref,
+                    self.revision,
+                    self.throttled,
+                    self.rate_hz,
+                )
+            )  # spelled out: no wire tuple built and sliced
         if "binary" in formats:
             self.binary()
 
@@ -228,5 +231,5 @@ def from_wire(row: tuple[Any, ...]) -> SessionState:
 _new = object.__new__
 
 
-_ENCODED = len(STATE_FIELDS)
-"""Where the encodings start in a :meth:`SessionState.wire` tuple."""
+_JSON = frozenset({"json"})
+"""The formats :meth:`SessionState.json_bytes` encodes in."""
