@@ -313,6 +313,6 @@ class Scheduler:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
                     due = (replaced if urgent and replaced is not None else at) + period
-                    self._push(session, slot, due if due > now else now, urgent=False)
+                    self._push(session, slot, due if due > now else now, False)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us
