@@ -103,12 +103,9 @@ class SessionCore:
         """Take new solver settings, and what the steps read of them as plain values."""
         self._settings = settings
         self._step_settings = StepSettings.of(settings)
-        self._period = 1.0 / settings.rate_hz
-
-    @property
-    def period(self) -> float:
-        """Seconds between two solve steps."""
-        return self._period
+        self.period = 1.0 / settings.rate_hz
+        """Seconds between two solve steps (read-only: set with the solver settings; a
+        plain attribute, as the solve loop reads it every step)."""
 
     @property
     def revision(self) -> int:
