@@ -250,17 +250,19 @@ class Scheduler:
         # CPU time: the thread's CPU clock (a system call) is read at the start of the
         # pass and after its last step; each step's wall time (perf_counter, no system
         # call) apportions it (FairShare.charge_pass).
+        clock, changes = time.perf_counter, self._changes.times  # (read once a pass)
         cpu = time.thread_time()
-        last = time.perf_counter()
+        last = clock()
         while pending:
             item = pending.popleft()
             rate_hz, running, step_us = self._step(item, batch)
             solve_us.append(step_us)
-            now = time.perf_counter()
-            charges.append((item[1], now - last, rate_hz, running))
+            now = clock()
+            session = item[1]
+            charges.append((session, now - last, rate_hz, running))
             last = now
-            stepped.append(item[1])
-            if pending and self._changes.times:  # (read without the lock: a hint)
+            stepped.append(session)
+            if pending and changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
         cpu = time.thread_time() - cpu
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
