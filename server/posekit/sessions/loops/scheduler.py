@@ -2,14 +2,14 @@
 
 Sessions wait in two queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
 *changes* (a session woken by a new target, weight, task…) and *cadence* (a running
-session's next regular step, one period after its previous one). The thread pops what is due — changes first — steps
-it (off the event loop) and puts it back one period later unless it parked
-(converged, failed or paused). A change steps the session early, in place of its next
-cadence step, and the cadence goes on from that step's due time: changes are answered
-at once without raising the session's rate (which the stream would only drop). Under
-overload due times slide instead of piling up, the queue order keeps sessions
-round-robin, and interaction stays responsive because a change never waits behind the
-cadence backlog.
+session's next regular step, one period after its previous one). The thread pops what
+is due — changes first — steps it (off the event loop) and puts it back one period
+later unless it parked (converged, failed or paused). A change steps the session
+early, in place of its next cadence step, and the cadence goes on from that step's due
+time: changes are answered at once without raising the session's rate (which the
+stream would only drop). Under overload due times slide instead of piling up, the
+queue order keeps sessions round-robin, and interaction stays responsive because a
+change never waits behind the cadence backlog.
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
