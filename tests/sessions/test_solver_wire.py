@@ -4,6 +4,7 @@ gives the numbers ``solve_ik`` gives, and every stepped session's CPU time is ch
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import pickletools
 import time
@@ -17,7 +18,7 @@ from posekit.sessions import SessionState
 from posekit.sessions.loops.messages import Solved, StateRows, States
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import STATE_FIELDS, from_wire
+from posekit.sessions.state import STATE_FIELDS, from_wire, new_state
 from posekit.sessions.step import Plan, StepSettings, solve_step
 from support.busy_session import BusySession
 
@@ -174,3 +175,13 @@ def test_a_step_converges_exactly_below_the_tolerance() -> None:
         configuration = Configuration(ARM)
         tight = settings.model_copy(update={"tolerance": float(tolerance)})
         assert solve_step(a_plan(configuration), configuration, tight).status == status
+
+
+def test_new_state_is_the_dataclass_constructor() -> None:
+    assert tuple(inspect.signature(new_state).parameters) == STATE_FIELDS
+    fields = (7, 1.5e9, [0.1, -0.2], {"ee": 0.25, "posture": None}, False, "failed",
+              "why", 12.5, {"drag": 1}, 42, True, 30.0)  # fmt: skip
+    made, constructed = new_state(*fields), SessionState(*fields)
+    assert type(made) is SessionState and made == constructed
+    assert made.wire() == constructed.wire() and made.wire()[-2:] == (None, None)
+    assert made.json_bytes() == constructed.json_bytes()

@@ -36,7 +36,7 @@ from posekit.sessions.loops.solve_loop import SolveLoop, StreamCounters
 from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import SessionState, Status
+from posekit.sessions.state import SessionState, Status, new_state
 from posekit.sessions.step import StepSettings, solve_step, task_errors
 from posekit.sessions.subscription import Encoding, SignalBatch, Subscription
 from posekit.sessions.tasks_snapshot import TasksSnapshot
@@ -287,7 +287,7 @@ class SessionCore:
         self._seq += 1
         # Positional, and rounded by hand (both values are ≥ 0): keywords and round()
         # cost about 2 µs a state, a tenth of a compiled step.
-        return SessionState(
+        return new_state(
             self._seq,
             time.time(),
             self._configuration.data.qpos.tolist() if q is None else q,

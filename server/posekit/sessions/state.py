@@ -231,5 +231,41 @@ def from_wire(row: tuple[Any, ...]) -> SessionState:
 _new = object.__new__
 
 
+def new_state(
+    seq: int,
+    time: float,
+    q: list[float],
+    errors: dict[str, float | None],
+    converged: bool,
+    status: Status,
+    error: str | None,
+    solve_us: float,
+    ref: Any,
+    revision: int,
+    throttled: bool,
+    rate_hz: float,
+) -> SessionState:
+    """``SessionState(...)`` of every field, positional: the state a session publishes
+    each step. Stored here in one call: calling the class goes through its dataclass
+    ``__init__`` by way of ``type.__call__``, which packs the arguments into a tuple
+    first (about a fifth more work)."""
+    state: SessionState = _new(SessionState)
+    state.seq = seq
+    state.time = time
+    state.q = q
+    state.errors = errors
+    state.converged = converged
+    state.status = status
+    state.error = error
+    state.solve_us = solve_us
+    state.ref = ref
+    state.revision = revision
+    state.throttled = throttled
+    state.rate_hz = rate_hz
+    state._json = None
+    state._binary = None
+    return state
+
+
 _JSON = frozenset({"json"})
 """The formats :meth:`SessionState.json_bytes` encodes in."""
