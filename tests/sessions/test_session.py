@@ -200,6 +200,18 @@ def test_paused_sessions_do_not_solve() -> None:
     assert session.step().status == "running"
 
 
+def test_the_period_and_state_rate_follow_every_solver_change() -> None:
+    session = arm_session(rate_hz=30)
+    assert session.period == 1 / 30 and session.step().rate_hz == 30.0
+    session.set_solver({"rate_hz": 120})
+    assert session.period == 1 / 120 and session.step().rate_hz == 120.0
+    session.set_solver({"tolerance": 1.0})  # every step is below it now
+    assert session.step().status == "converged"
+    session.replace_spec({**session.spec().model_dump(), "solver": {"rate_hz": 50.0}})
+    assert session.period == 1 / 50 and session.solver.rate_hz == 50.0
+    assert session.step().rate_hz == 50.0
+
+
 def test_kinetic_energy_task_follows_the_solver_dt() -> None:
     session = arm_session()
     session.add_task({"name": "energy", "type": "kinetic_energy"})

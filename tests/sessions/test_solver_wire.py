@@ -4,6 +4,7 @@ gives the numbers ``solve_ik`` gives, and every stepped session's CPU time is ch
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import pickletools
 import time
@@ -17,8 +18,8 @@ from posekit.sessions import SessionState
 from posekit.sessions.loops.messages import Solved, StateRows, States
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import STATE_FIELDS, from_wire
-from posekit.sessions.step import Plan, solve_step
+from posekit.sessions.state import STATE_FIELDS, from_wire, new_state
+from posekit.sessions.step import Plan, StepSettings, solve_step
 from support.busy_session import BusySession
 
 ARM = RobotRegistry().model("arm7")
@@ -121,3 +122,66 @@ def test_state_rows_arrive_as_the_states_they_were_made_of() -> None:
     copy = pickle.loads(pickle.dumps(StateRows(rows), pickle.HIGHEST_PROTOCOL))
     assert copy == States([Solved(f"s{i}", i, state) for i, state in enumerate(states)])
     assert [solved.state.json() for solved in copy.states] == [s.json() for s in states]
+
+
+def test_a_step_publishes_the_q_it_left_and_restores_q_after_a_non_finite_integration() -> None:
+    """Converged: the q before the step; running: the q after it; a non-finite
+    integration: failed, q back where it was (bit for bit), and that q published."""
+    configuration = Configuration(ARM)
+    plan, settings = a_plan(configuration), SolverSettings()
+    before = configuration.data.qpos.copy()
+    parked = solve_step(plan, configuration, SolverSettings(tolerance=1.0))
+    assert parked.status == "converged" and parked.q == before.tolist()
+    moved = solve_step(plan, configuration, settings)
+    assert moved.status == "running" and moved.q == configuration.data.qpos.tolist()
+    assert moved.q != before.tolist()
+    kept = configuration.data.qpos.copy()
+
+    def poisoned(velocity: np.ndarray, dt: float) -> None:
+        configuration.data.qpos[0] = np.nan
+
+    configuration.integrate_inplace = poisoned  # type: ignore[method-assign]
+    failed = solve_step(plan, configuration, settings)
+    assert failed.status == "failed" and "non-finite q" in (failed.error or "")
+    assert configuration.data.qpos.tobytes() == kept.tobytes()
+    assert failed.q == kept.tolist()
+
+
+def test_step_settings_carry_what_a_step_reads() -> None:
+    settings = SolverSettings(rate_hz=120.0, damping=1e-3, tolerance=1e-4, paused=True)
+    plain = StepSettings.of(settings)
+    assert plain == ("daqp", settings.step_dt, 1e-3, 1e-4, True, 120.0)
+    timed = SolverSettings(dt=0.005)
+    assert StepSettings.of(timed).step_dt == timed.step_dt == 0.005
+    one, other = Configuration(ARM), Configuration(ARM)
+    for _ in range(3):  # the same numbers from either form
+        a = solve_step(a_plan(one), one, settings.model_copy(update={"paused": False}))
+        b = solve_step(a_plan(other), other, plain._replace(paused=False))
+        assert a.q == b.q and a.errors == b.errors and a.status == b.status
+
+
+def test_a_step_converges_exactly_below_the_tolerance() -> None:
+    """max |v_i| dt < tolerance, to the last bit: a step whose largest move equals the
+    tolerance runs, one a bit above it converges."""
+    reference = Configuration(ARM)
+    settings = SolverSettings()
+    plan = a_plan(reference)
+    velocity = solve_ik(
+        reference, plan.objectives, settings.step_dt, "daqp",
+        damping=settings.damping, limits=plan.limits,
+    )  # fmt: skip
+    largest = float(np.max(np.abs(velocity))) * settings.step_dt
+    for tolerance, status in [(largest, "running"), (np.nextafter(largest, 1.0), "converged")]:
+        configuration = Configuration(ARM)
+        tight = settings.model_copy(update={"tolerance": float(tolerance)})
+        assert solve_step(a_plan(configuration), configuration, tight).status == status
+
+
+def test_new_state_is_the_dataclass_constructor() -> None:
+    assert tuple(inspect.signature(new_state).parameters) == STATE_FIELDS
+    fields = (7, 1.5e9, [0.1, -0.2], {"ee": 0.25, "posture": None}, False, "failed",
+              "why", 12.5, {"drag": 1}, 42, True, 30.0)  # fmt: skip
+    made, constructed = new_state(*fields), SessionState(*fields)
+    assert type(made) is SessionState and made == constructed
+    assert made.wire() == constructed.wire() and made.wire()[-2:] == (None, None)
+    assert made.json_bytes() == constructed.json_bytes()

@@ -36,8 +36,8 @@ from posekit.sessions.loops.solve_loop import SolveLoop, StreamCounters
 from posekit.sessions.reload_report import ReloadReport
 from posekit.sessions.session_spec import SessionSpec
 from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import SessionState, Status
-from posekit.sessions.step import solve_step, task_errors
+from posekit.sessions.state import SessionState, Status, new_state
+from posekit.sessions.step import StepSettings, solve_step, task_errors
 from posekit.sessions.subscription import Encoding, SignalBatch, Subscription
 from posekit.sessions.tasks_snapshot import TasksSnapshot
 
@@ -95,9 +95,17 @@ class SessionCore:
         return self._solver
 
     @property
-    def period(self) -> float:
-        """Seconds between two solve steps."""
-        return 1.0 / self._solver.rate_hz
+    def _solver(self) -> SolverSettings:
+        return self._settings
+
+    @_solver.setter
+    def _solver(self, settings: SolverSettings) -> None:
+        """Take new solver settings, and what the steps read of them as plain values."""
+        self._settings = settings
+        self._step_settings = StepSettings.of(settings)
+        self.period = 1.0 / settings.rate_hz
+        """Seconds between two solve steps (read-only: set with the solver settings; a
+        plain attribute, as the solve loop reads it every step)."""
 
     @property
     def revision(self) -> int:
@@ -181,23 +189,18 @@ class SessionCore:
         with self._lock:
             if self.closed:
                 return self._latest.state
-            settings = self._solver
+            settings = self._step_settings
             if settings.paused:
                 state = self._make_state("paused", None, 0.0)
             else:
-                plan = self._stack.plan()
-                outcome = solve_step(plan, self._configuration, settings)
-                state = self._make_state(
-                    outcome.status,
-                    outcome.error,
-                    outcome.solve_us,
-                    outcome.errors,
-                    throttled,
-                    rate_hz,
-                    outcome.q,
+                status, error, solve_us, errors, q = solve_step(
+                    self._stack.plan(), self._configuration, settings
                 )
+                state = self._make_state(status, error, solve_us, errors, throttled, rate_hz, q)
             self._latest.publish(state)
-        self._publish(state, batch)
+        self._feed.offer_state(state, batch)  # _publish, inlined (once a step)
+        if state.status != "running" and self._on_change is not None:
+            self._on_change(self)
         if own_batch:
             batch.flush()
         return state
@@ -284,7 +287,7 @@ class SessionCore:
         self._seq += 1
         # Positional, and rounded by hand (both values are ≥ 0): keywords and round()
         # cost about 2 µs a state, a tenth of a compiled step.
-        return SessionState(
+        return new_state(
             self._seq,
             time.time(),
             self._configuration.data.qpos.tolist() if q is None else q,
@@ -296,7 +299,7 @@ class SessionCore:
             self._ref,
             self._revision,
             throttled and status == "running",
-            int((rate_hz or self._solver.rate_hz) * 100.0 + 0.5) / 100.0,
+            int((rate_hz or self._step_settings.rate_hz) * 100.0 + 0.5) / 100.0,
         )
 
     def _changed(self, change: changes.Change) -> None:

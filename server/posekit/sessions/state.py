@@ -8,7 +8,7 @@ Its fields are defined once, here; the websocket ``state`` message is
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 import numpy as np
@@ -112,15 +112,12 @@ class SessionState:
     def json_bytes(self) -> bytes:
         """The ``state`` message as JSON text in UTF-8, encoded once for all watchers: the
         very payload of its websocket text frame (kept as bytes, so that neither the pipe
-        from the solver process nor the send decodes or encodes it again).
-
-        Encoded from a :class:`_StateMessage` (a struct, fields in :meth:`message`'s
-        order) rather than the message dict: the same text without building a dict of
-        13 keys, about a third less work a state.
-        """
-        if self._json is None:
-            self._json = JSON_ENCODER.encode(_StateMessage(*self.wire()[:_ENCODED]))
-        return self._json
+        from the solver process nor the send decodes or encodes it again)."""
+        encoded = self._json
+        if encoded is None:
+            self.encode(_JSON)
+            encoded = cast(bytes, self._json)
+        return encoded
 
     def binary(self) -> bytes:
         """The binary state frame (:mod:`posekit.sessions.state_frame`), encoded once."""
@@ -143,9 +140,30 @@ class SessionState:
 
     def encode(self, formats: frozenset[str]) -> None:
         """Encode the state now in each of ``formats`` (``json``, ``binary``), so that
-        its watchers only send bytes."""
-        if "json" in formats:
-            self.json_bytes()
+        its watchers only send bytes (each encoding is made once).
+
+        JSON is encoded here (for :meth:`json_bytes` too: a solver process encodes
+        every state it steps, and a call less counts), from a :class:`_StateMessage` (a
+        struct, fields in :meth:`message`'s order) rather than the message dict: the
+        same text without building a dict of 13 keys, about a third less work a state.
+        """
+        if self._json is None and "json" in formats:
+            self._json = JSON_ENCODER.encode(
+                _StateMessage(
+                    self.seq,
+                    self.time,
+                    self.q,
+                    self.errors,
+                    self.converged,
+                    self.status,
+                    self.error,
+                    self.solve_us,
+                    self.ref,
+                    self.revision,
+                    self.throttled,
+                    self.rate_hz,
+                )
+            )  # spelled out: no wire tuple built and sliced
         if "binary" in formats:
             self.binary()
 
@@ -213,5 +231,41 @@ def from_wire(row: tuple[Any, ...]) -> SessionState:
 _new = object.__new__
 
 
-_ENCODED = len(STATE_FIELDS)
-"""Where the encodings start in a :meth:`SessionState.wire` tuple."""
+def new_state(
+    seq: int,
+    time: float,
+    q: list[float],
+    errors: dict[str, float | None],
+    converged: bool,
+    status: Status,
+    error: str | None,
+    solve_us: float,
+    ref: Any,
+    revision: int,
+    throttled: bool,
+    rate_hz: float,
+) -> SessionState:
+    """``SessionState(...)`` of every field, positional: the state a session publishes
+    each step. Stored here in one call: calling the class goes through its dataclass
+    ``__init__`` by way of ``type.__call__``, which packs the arguments into a tuple
+    first (about a fifth more work)."""
+    state: SessionState = _new(SessionState)
+    state.seq = seq
+    state.time = time
+    state.q = q
+    state.errors = errors
+    state.converged = converged
+    state.status = status
+    state.error = error
+    state.solve_us = solve_us
+    state.ref = ref
+    state.revision = revision
+    state.throttled = throttled
+    state.rate_hz = rate_hz
+    state._json = None
+    state._binary = None
+    return state
+
+
+_JSON = frozenset({"json"})
+"""The formats :meth:`SessionState.json_bytes` encodes in."""

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from posekit.ik.compiled.engine import error_norms, plan_for
 from posekit.ik.compiled.plan import Plan as CompiledPlan
-from posekit.ik.compiled.selection import current_engine
+from posekit.ik.compiled.selection import ENGINE
 from posekit.ik.configuration import Configuration
 from posekit.ik.exceptions import NoSolutionFound, PosekitError
 from posekit.ik.limits import Limit
@@ -68,6 +70,37 @@ class Plan:
         object.__setattr__(self, "slots_in_order", in_order)
 
 
+class StepSettings(NamedTuple):
+    """The solver settings a step reads, as plain fields: read every step, and a
+    :class:`SolverSettings` attribute goes through pydantic's ``__getattr__`` hook, its
+    ``step_dt`` through a property. :func:`solve_step` takes either."""
+
+    solver: str
+    step_dt: float
+    """The integration timestep [s]."""
+    damping: float
+    tolerance: float
+    """[rad|m] Park below this max ``|Δq_i|``."""
+    paused: bool
+    rate_hz: float
+    """Steps per second [Hz]."""
+
+    @classmethod
+    def of(cls, settings: SolverSettings) -> StepSettings:
+        return cls(
+            settings.solver,
+            settings.step_dt,
+            settings.damping,
+            settings.tolerance,
+            settings.paused,
+            settings.rate_hz,
+        )
+
+
+Settings = SolverSettings | StepSettings
+"""What a step reads its settings from (the same numbers either way)."""
+
+
 class StepOutcome(NamedTuple):
     """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``.
 
@@ -86,14 +119,12 @@ class StepOutcome(NamedTuple):
 
 
 _Fields = tuple[Status, str | None, float, dict[str, float | None], list[float]]
+_outcome: Callable[[_Fields], StepOutcome] = partial(tuple.__new__, StepOutcome)
+"""A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``
+(nor a Python frame of our own: a partial of ``tuple.__new__`` is called in C)."""
 
 
-def _outcome(fields: _Fields) -> StepOutcome:
-    """A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``."""
-    return tuple.__new__(StepOutcome, fields)
-
-
-def solve_step(plan: Plan, configuration: Configuration, settings: SolverSettings) -> StepOutcome:
+def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
     """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
     dt = settings.step_dt
     start = time.perf_counter()
@@ -101,25 +132,33 @@ def solve_step(plan: Plan, configuration: Configuration, settings: SolverSetting
     error = None
     compiled = None
     qpos = configuration.data.qpos
-    q: list[float] = qpos.tolist()  # the step's q, unless it moves
+    # q before the step, as raw bytes (a fifth of a tolist()): made a list only when
+    # the step does not move q (converged), restored when integration fails.
+    before = qpos.tobytes()
+    q: list[float] | None = None
     try:
         compiled = _compiled_plan(plan, configuration, settings, dt)
         velocity = compiled.solve() if compiled is not None else None
         if velocity is None:
             velocity = _solve_again(plan, configuration, settings, compiled)
         # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
-        # not finite when any entry is NaN or infinite (max() could skip a NaN). No
-        # keyword to max(): parsing one costs more than the maximum of 7 numbers.
+        # not finite when any entry is NaN or infinite (sorting could misplace a NaN).
         values = velocity.tolist()
         if not math.isfinite(sum(values)):
             raise NoSolutionFound(settings.solver, "the solution is not finite")
-        if (max(map(abs, values)) if values else 0.0) * dt < settings.tolerance:
+        # max|v_i| dt < tol, as v_max dt < tol and -v_min dt < tol (a rounded product
+        # is monotonic in its factor: the same test) from one sort: in CPython 3.11
+        # max() parses its keyword arguments on every call, and map(abs) is a call an
+        # entry. No velocity: max|v_i| = 0.
+        ordered = sorted(values) or [0.0]
+        tolerance = settings.tolerance
+        if ordered[-1] * dt < tolerance and -ordered[0] * dt < tolerance:
             status = "converged"
         else:
             configuration.integrate_inplace(velocity, dt)
             moved = qpos.tolist()
             if not math.isfinite(sum(moved)):
-                configuration.update(np.array(q))
+                configuration.update(np.frombuffer(before).copy())
                 raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
             q = moved
     except PosekitError as exc:
@@ -130,12 +169,14 @@ def solve_step(plan: Plan, configuration: Configuration, settings: SolverSetting
         q = qpos.tolist()  # whatever a failing call left in the configuration
         errors = task_errors(plan, configuration)
     else:
+        if q is None:  # converged: the step's q is the one before it
+            q = np.frombuffer(before).tolist()
         errors = step_errors(plan, configuration, settings, compiled)
     return _outcome((status, error, (time.perf_counter() - start) * 1e6, errors, q))
 
 
 def _compiled_plan(
-    plan: Plan, configuration: Configuration, settings: SolverSettings, dt: float
+    plan: Plan, configuration: Configuration, settings: Settings, dt: float
 ) -> CompiledPlan | None:
     """The compiled engine's plan of this step's ``solve_ik`` call, or None when that
     call takes the Python path by choice (another solver, the ``python`` engine).
@@ -147,7 +188,7 @@ def _compiled_plan(
     ``plan``: about 5 µs
     less a step. The plan is the engine's own (:func:`plan_for`), so numbers are the same.
     """
-    if settings.solver != "daqp" or current_engine() != "compiled":
+    if settings.solver != "daqp" or ENGINE[0] != "compiled":
         return None
     key = (configuration, configuration.data, configuration.model, dt, settings.damping)
     cached = plan.compiled
@@ -168,7 +209,7 @@ def _compiled_plan(
 def _solve_again(
     plan: Plan,
     configuration: Configuration,
-    settings: SolverSettings,
+    settings: Settings,
     compiled: CompiledPlan | None,
 ) -> np.ndarray:
     """The velocity of a step the compiled plan did not solve: ``solve_ik`` when the
@@ -189,7 +230,7 @@ def _solve_again(
 def step_errors(
     plan: Plan,
     configuration: Configuration,
-    settings: SolverSettings,
+    settings: Settings,
     compiled: CompiledPlan | None = None,
 ) -> dict[str, float | None]:
     """:func:`task_errors`, as one compiled call when the step's problem is compiled.

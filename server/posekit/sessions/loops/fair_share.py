@@ -82,7 +82,7 @@ class FairShare:
         """A step of ``key`` took ``cost`` seconds of CPU; it keeps running at
         ``rate_hz`` unless it parked (``running`` false)."""
         with self._lock:
-            self._add(key, cost, rate_hz, running)
+            self._add(((key, cost, rate_hz, running),), math.inf)
 
     def charge_pass(self, charges: Sequence[Charge], cpu: float) -> None:
         """A pass took ``cpu`` seconds of the thread's CPU time and stepped the
@@ -90,23 +90,27 @@ class FairShare:
         at its share of ``cpu`` (module docstring)."""
         level = water_level([charge[1] for charge in charges], cpu)
         with self._lock:
-            for key, wall, rate_hz, running in charges:
-                self._add(key, wall if wall < level else level, rate_hz, running)
+            self._add(charges, level)
 
-    def _add(self, key: object, cost: float, rate_hz: float, running: bool) -> None:
-        """:meth:`record`, lock held."""
-        demand = self._demands.get(key)
-        if demand is None:
-            self._demands[key] = _Demand(cost, rate_hz, running)
-            return
-        if demand.steps == 1:
-            demand.cost = cost
-        else:
-            ceiling = OUTLIER * demand.cost  # (a comparison: min() parses keywords)
-            demand.cost += SMOOTHING * ((cost if cost < ceiling else ceiling) - demand.cost)
-        demand.steps += 1
-        demand.rate = rate_hz
-        demand.running = running
+    def _add(self, charges: Sequence[Charge], level: float) -> None:
+        """Record each ``(key, cost [s], rate [Hz], running)`` of ``charges``, its cost
+        capped at ``level`` (lock held; one loop, not a call a step)."""
+        demands = self._demands
+        for key, cost, rate_hz, running in charges:
+            charged = cost if cost < level else level
+            demand = demands.get(key)
+            if demand is None:
+                demands[key] = _Demand(charged, rate_hz, running)
+                continue
+            if demand.steps == 1:
+                demand.cost = charged
+            else:
+                ceiling = OUTLIER * demand.cost  # (a comparison: min() parses keywords)
+                smoothed = charged if charged < ceiling else ceiling
+                demand.cost += SMOOTHING * (smoothed - demand.cost)
+            demand.steps += 1
+            demand.rate = rate_hz
+            demand.running = running
 
     def forget(self, key: object) -> None:
         """``key`` is no longer stepped."""
@@ -119,7 +123,8 @@ class FairShare:
         demand = self._demands.get(key)
         if demand is None or demand.steps < 2:
             return period, False
-        level = self.level()
+        now = time.monotonic()  # level(), inlined: once a step
+        level = self._level if now - self._refreshed < self.refresh_s else self._refresh(now)
         if demand.cost * demand.rate <= level:
             return period, False
         return max(period, min(demand.cost / level, MAX_PERIOD_S)), True
@@ -127,9 +132,12 @@ class FairShare:
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the loop is not overloaded)."""
         now = time.monotonic()
-        if now - self._refreshed >= self.refresh_s:
-            self._refreshed = now
-            self._level = water_level(self._running_demands(), self.capacity)
+        return self._level if now - self._refreshed < self.refresh_s else self._refresh(now)
+
+    def _refresh(self, now: float) -> float:
+        """Recompute the level at ``now`` [s, monotonic] and return it."""
+        self._refreshed = now
+        self._level = water_level(self._running_demands(), self.capacity)
         return self._level
 
     def total_demand(self) -> float:

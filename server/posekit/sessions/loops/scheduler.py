@@ -1,15 +1,15 @@
 """One solver thread that steps every due session.
 
-Sessions wait in two heaps ordered by due time: *changes* (a session woken by a new
-target, weight, task…) and *cadence* (a running session's next regular step, one
-period after its previous one). The thread pops what is due — changes first — steps
-it (off the event loop) and puts it back one period later unless it parked
-(converged, failed or paused). A change steps the session early, in place of its next
-cadence step, and the cadence goes on from that step's due time: changes are answered
-at once without raising the session's rate (which the stream would only drop). Under
-overload due times slide instead of piling up, the heap order keeps sessions
-round-robin, and interaction stays responsive because a change never waits behind the
-cadence backlog.
+Sessions wait in two queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
+*changes* (a session woken by a new target, weight, task…) and *cadence* (a running
+session's next regular step, one period after its previous one). The thread pops what
+is due — changes first — steps it (off the event loop) and puts it back one period
+later unless it parked (converged, failed or paused). A change steps the session
+early, in place of its next cadence step, and the cadence goes on from that step's due
+time: changes are answered at once without raising the session's rate (which the
+stream would only drop). Under overload due times slide instead of piling up, the
+queue order keeps sessions round-robin, and interaction stays responsive because a
+change never waits behind the cadence backlog.
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
@@ -28,8 +28,6 @@ most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import math
 import threading
@@ -39,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from posekit.sessions.changes import Change
+from posekit.sessions.loops.due_queue import DueQueue
 from posekit.sessions.loops.fair_share import FairShare
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.subscription import SignalBatch
@@ -52,7 +51,7 @@ MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait f
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
-_Entry = tuple[float, int, int, LoopSession]  # (due, tie-breaker, token, session)
+_Entry = tuple[float, int, LoopSession]  # (due, token, session)
 _Due = tuple[float, LoopSession, bool]
 """A session taken for a pass: when it was due, the session, and whether for a change
 (a plain tuple: one is made per step, and a named tuple's constructor is Python)."""
@@ -62,7 +61,7 @@ _Due = tuple[float, LoopSession, bool]
 class _Slot:
     """The scheduler's bookkeeping of one session (guarded by the condition)."""
 
-    token: int = 0  # the valid heap entry's token; older entries are stale
+    token: int = 0  # the valid queue entry's token; older entries are stale
     due: float | None = None  # when its valid entry is due; None: none (in flight, parked)
     urgent: bool = False  # whether that entry is a change (not a cadence step)
     replaced: float | None = None  # when the cadence step a pending change replaced was due
@@ -88,9 +87,8 @@ class Scheduler:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._sleeping = False  # whether the solver thread waits on the condition
-        self._changes: list[_Entry] = []
-        self._cadence: list[_Entry] = []
-        self._counter = itertools.count()
+        self._changes: DueQueue[LoopSession] = DueQueue()
+        self._cadence: DueQueue[LoopSession] = DueQueue()
         self._slots: dict[LoopSession, _Slot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
@@ -163,20 +161,17 @@ class Scheduler:
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
-        heapq.heappush(
-            self._changes if urgent else self._cadence,
-            (at, next(self._counter), slot.token, session),
-        )
+        (self._changes if urgent else self._cadence).push(at, slot.token, session)
         if notify:
             self._cond.notify()
 
     def _earliest(self) -> float:
-        """When the first entry of either heap is due (condition held; inf: none)."""
-        changes, cadence = self._changes, self._cadence
+        """When the first entry of either queue is due (condition held; inf: none)."""
+        changes, cadence = self._changes.times, self._cadence.times
         # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
         # arguments on every call, which costs more than the comparison itself.
-        first = changes[0][0] if changes else math.inf
-        return cadence[0][0] if cadence and cadence[0][0] < first else first
+        first = changes[0] if changes else math.inf
+        return cadence[0] if cadence and cadence[0] < first else first
 
     def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
         """Nothing to do: in this process, watchers encode a state once, when first sent."""
@@ -190,19 +185,19 @@ class Scheduler:
     # ------------------------------------------------------------------ loop
     def _valid(self, entry: _Entry) -> _Slot | None:
         """The session's slot if ``entry`` is its valid entry (condition held)."""
-        slot = self._slots.get(entry[3])
-        return slot if slot is not None and slot.token == entry[2] else None
+        slot = self._slots.get(entry[2])
+        return slot if slot is not None and slot.token == entry[1] else None
 
-    def _prune(self, heap: list[_Entry]) -> None:
-        while heap and self._valid(heap[0]) is None:
-            heapq.heappop(heap)  # stale: the session was rescheduled or removed
+    def _prune(self, queue: DueQueue[LoopSession]) -> None:
+        while queue.times and self._valid(queue.head()) is None:
+            queue.pop()  # stale: the session was rescheduled or removed
 
     def _take_due(self) -> tuple[list[_Due], float | None]:
         """Sessions due now (changes first) and 0, or none and the seconds until one is
         due (None: nothing is scheduled). Condition held."""
         self._prune(self._changes)
         self._prune(self._cadence)
-        heads = [h[0][0] for h in (self._changes, self._cadence) if h]
+        heads = [q.times[0] for q in (self._changes, self._cadence) if q.times]
         if not heads:
             return [], None
         delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
@@ -211,10 +206,10 @@ class Scheduler:
         now = self._last_pass = time.monotonic()
         horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
-        for heap in (self._changes, self._cadence):
-            urgent = heap is self._changes
-            while heap and len(due) < MAX_BATCH and heap[0][0] <= horizon:
-                at, _, token, session = heapq.heappop(heap)
+        for queue in (self._changes, self._cadence):
+            urgent, times = queue is self._changes, queue.times
+            while times and len(due) < MAX_BATCH and times[0] <= horizon:
+                at, token, session = queue.pop()
                 slot = slots.get(session)  # (_valid, inlined: once per step)
                 if slot is not None and slot.token == token:
                     slot.due = None  # in flight
@@ -255,17 +250,19 @@ class Scheduler:
         # CPU time: the thread's CPU clock (a system call) is read at the start of the
         # pass and after its last step; each step's wall time (perf_counter, no system
         # call) apportions it (FairShare.charge_pass).
+        clock, changes = time.perf_counter, self._changes.times  # (read once a pass)
         cpu = time.thread_time()
-        last = time.perf_counter()
+        last = clock()
         while pending:
             item = pending.popleft()
             rate_hz, running, step_us = self._step(item, batch)
             solve_us.append(step_us)
-            now = time.perf_counter()
-            charges.append((item[1], now - last, rate_hz, running))
+            now = clock()
+            session = item[1]
+            charges.append((session, now - last, rate_hz, running))
             last = now
-            stepped.append(item[1])
-            if pending and self._changes:  # (read without the lock: a hint)
+            stepped.append(session)
+            if pending and changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
         cpu = time.thread_time() - cpu
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
@@ -285,12 +282,13 @@ class Scheduler:
         with self._lock:
             now = time.monotonic()
             self._prune(self._changes)
-            while self._changes and self._changes[0][0] <= now:
-                entry = heapq.heappop(self._changes)
+            changes = self._changes
+            while changes.times and changes.times[0] <= now:
+                entry = changes.pop()
                 slot = self._valid(entry)
                 if slot is not None:
                     slot.due = None  # in flight
-                    taken.append((entry[0], entry[3], True))
+                    taken.append((entry[0], entry[2], True))
         return taken
 
     def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool, float]:
@@ -317,6 +315,6 @@ class Scheduler:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
                     due = (replaced if urgent and replaced is not None else at) + period
-                    self._push(session, slot, due if due > now else now, urgent=False)
+                    self._push(session, slot, due if due > now else now, False)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us

@@ -1,0 +1,54 @@
+"""A state's JSON bytes are the ``state`` message dict's, encoded: on real states of a
+running, converged, throttled, failed and paused session, made by every road (``encode``
+first, ``json_bytes`` first, through a pipe's wire tuple)."""
+
+from __future__ import annotations
+
+import math
+
+from posekit.robots import RobotRegistry
+from posekit.sessions import SessionState
+from posekit.sessions.manager import SessionManager
+from posekit.sessions.state import JSON_ENCODER, from_wire
+from posekit.sessions.subscription import SignalBatch
+
+REGISTRY = RobotRegistry(menagerie=False)
+
+
+def real_states() -> list[SessionState]:
+    session = SessionManager(REGISTRY).create({"robot": "arm7"})
+    position = list(session.task("ee").target.position)  # type: ignore[union-attr]
+    position[1] += 0.2
+    session.set_target("ee", {"position": position}, ref={"drag": "é", "n": 3})
+    session.patch_task("posture", {"enabled": False})
+    states, batch = [], SignalBatch()
+    for i in range(40):
+        states.append(session.step(batch, i % 3 == 0, 60.0 / (1 + i % 7)))
+    session.set_solver({"tolerance": 1.0})
+    states.append(session.step())  # converged
+    session.set_solver({"paused": True})
+    states.append(session.step())  # paused
+    session.fail("the model is gone — «é»")
+    states.append(session.state)
+    return states
+
+
+def test_json_bytes_are_the_message_encoded() -> None:
+    states = real_states()
+    assert {s.status for s in states} == {"running", "converged", "paused", "failed"}
+    assert any(s.throttled for s in states) and any(s.ref is not None for s in states)
+    assert any(v is None for s in states for v in s.errors.values())
+    for state in states:
+        expected = JSON_ENCODER.encode(state.message())
+        copy = from_wire(state.wire())  # no encoding carried yet
+        assert state.json_bytes() == expected
+        copy.encode(frozenset({"json", "binary"}))
+        assert copy.wire()[-2] == expected and copy.json() == expected.decode()
+        assert copy.json_bytes() is copy.json_bytes()  # encoded once
+
+
+def test_non_finite_errors_are_null_in_json() -> None:
+    state = SessionState(1, 2.0, [0.5], {"a": math.nan, "b": None}, False, "running",
+                         None, 1.0, None, 0, False, 60.0)  # fmt: skip
+    assert b'"errors":{"a":null,"b":null}' in state.json_bytes()
+    assert state.json_bytes() == JSON_ENCODER.encode(state.message())
