@@ -94,8 +94,12 @@ def test_the_next_guess_is_where_the_solution_sits_on_a_bound() -> None:
     np.testing.assert_array_equal(side, np.zeros(4))
 
 
-def test_backoff_after_failures() -> None:
-    assert [guess.backoff(m) for m in range(1, 8)] == [0, 1, 3, 7, 15, 15, 15]
+def test_backoff_after_failures_with_rows() -> None:
+    assert [guess.backoff(m, 2) for m in range(1, 8)] == [0, 1, 3, 7, 15, 15, 15]
+
+
+def test_no_backoff_with_bounds_only() -> None:
+    assert [guess.backoff(m, 0) for m in range(1, 8)] == [0] * 7
 
 
 def test_the_out_slots_do_not_overlap_the_function_table() -> None:

@@ -35,9 +35,14 @@ joint reaching or leaving its limit between two steps usually costs one more fac
 not a daqp call. Every candidate passes the same exact test before it is taken.
 
 With rows (:math:`G`), only the empty guess (the unconstrained minimiser) is tried.
-A guess that fails leaves daqp to solve as before; after consecutive failures the
-guess is skipped for 1, 3, 7, then 15 steps (:func:`backoff`), so a problem whose
-solution keeps changing its active set pays little for trying.
+A guess that fails leaves daqp to solve as before. With rows, after consecutive
+failures the guess is skipped for 1, 3, 7, then 15 steps (:func:`backoff`), so a problem
+whose solution keeps changing its active set pays little for trying. With bounds only
+it is tried every step: a failed try costs at most ``CORRECTIONS + 1`` factors of
+:math:`H_{FF}` (:math:`\le n^3/2` flops), while daqp's setup alone factors and inverts
+:math:`H` (:math:`\approx n^3/2` flops, in scalar code) before it iterates, and a guess
+that failed on a multiplier within the margin (a joint resting lightly on its limit)
+often holds again a step later.
 """
 
 from __future__ import annotations
@@ -63,9 +68,13 @@ _FAST = {"reassoc", "contract"}
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def cholesky(factor: np.ndarray, n: int) -> bool:
-    """Factor the ``n × n`` matrix in the lower triangle of ``factor`` in place
+    r"""Factor the ``n × n`` matrix in the lower triangle of ``factor`` in place
     (:math:`A = L L^T`); False when a pivot is below ``MIN_PIVOT`` times the largest
-    diagonal entry (not positive definite enough, or NaN)."""
+    diagonal entry (not positive definite enough, or NaN).
+
+    Column :math:`j`: :math:`L_{jj} = \sqrt{A_{jj} - \sum_{k<j} L_{jk}^2}`, then
+    :math:`L_{ij} = (A_{ij} - \sum_{k<j} L_{ik} L_{jk}) / L_{jj}` for :math:`i > j`, two
+    rows :math:`i, i+1` per pass so that each :math:`L_{jk}` is loaded once for both."""
     largest = 0.0
     for j in range(n):
         largest = max(largest, factor[j, j])
@@ -80,11 +89,18 @@ def cholesky(factor: np.ndarray, n: int) -> bool:
             return False
         diagonal = math.sqrt(pivot)
         factor[j, j] = diagonal
-        for i in range(j + 1, n):
-            total = factor[i, j]
+        for i in range(j + 1, n - 1, 2):
+            first, second = factor[i, j], factor[i + 1, j]
             for k in range(j):
-                total -= factor[i, k] * factor[j, k]
-            factor[i, j] = total / diagonal
+                first -= factor[i, k] * factor[j, k]
+                second -= factor[i + 1, k] * factor[j, k]
+            factor[i, j] = first / diagonal
+            factor[i + 1, j] = second / diagonal
+        if (n - j - 1) % 2 == 1:
+            total = factor[n - 1, j]
+            for k in range(j):
+                total -= factor[n - 1, k] * factor[j, k]
+            factor[n - 1, j] = total / diagonal
     return True
 
 
@@ -226,6 +242,9 @@ def record(
 
 
 @njit(cache=True, nogil=True)
-def backoff(misses: int) -> int:
-    """Steps to skip the guess after ``misses`` failures in a row: 0, 1, 3, 7, then 15."""
+def backoff(misses: int, rows: int) -> int:
+    """Steps to skip the guess after ``misses`` failures in a row: 0, 1, 3, 7, then 15
+    with ``rows`` inequality rows; none with bounds only (module docstring)."""
+    if rows == 0:
+        return 0
     return min(15, (1 << min(misses - 1, 4)) - 1)

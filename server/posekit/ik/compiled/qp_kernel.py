@@ -199,7 +199,7 @@ def _solve_guessed(
         ints[h.H_GUESS_MISSES] = 0
         return True
     ints[h.H_GUESS_MISSES] += 1
-    ints[h.H_GUESS_SKIP] = guess.backoff(ints[h.H_GUESS_MISSES])
+    ints[h.H_GUESS_SKIP] = guess.backoff(ints[h.H_GUESS_MISSES], inequalities)
     return False
 
 
