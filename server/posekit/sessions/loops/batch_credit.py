@@ -18,8 +18,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-LIMIT = 2
-"""Batches of states a solver process may have unanswered."""
+LIMIT = 4
+"""Batches of states a solver process may have unanswered. Each answer takes a turn of
+the server process's event loop, which past saturation is long (many watchers, many
+client messages): with two, the solver process waited for answers with CPU to spare."""
 TIMEOUT_S = 0.5
 """[s] After this long without an answer, the oldest batch counts as answered."""
 

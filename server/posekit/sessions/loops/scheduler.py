@@ -47,7 +47,11 @@ logger = logging.getLogger(__name__)
 # A change steps the session at once, but never sooner than this fraction of a period
 # after its previous step (a flood of changes cannot exceed 2× rate_hz).
 WAKE_SPACING = 0.5
-MAX_BATCH = 32  # sessions stepped per pass (bounds how long a change may wait for a pass)
+# Sessions stepped per pass at most. A change never waits for a whole pass (changes due
+# are stepped between two steps of it); the pass's states go to the server process as one
+# batch, so under overload larger passes mean fewer batches and answers per state (at
+# 800 eager sessions, 128 rather than 32 gave 5-12 % more states in all).
+MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
