@@ -69,6 +69,10 @@ class SessionState:
         """The field values (in :data:`STATE_FIELDS` order), then the JSON and binary
         encodings made so far (None: not made): how a state crosses a pipe, thousands
         of times a second. A plain tuple pickles without a reduce call per object."""
+        return (*self._values(), self._json, self._binary)
+
+    def _values(self) -> tuple[Any, ...]:
+        """The field values, in :data:`STATE_FIELDS` order."""
         return (
             self.seq,
             self.time,
@@ -82,8 +86,6 @@ class SessionState:
             self.revision,
             self.throttled,
             self.rate_hz,
-            self._json,
-            self._binary,
         )  # spelled out: 0.25 µs, against 1.3 µs for a generator of getattr
 
     def message(self) -> dict[str, Any]:
@@ -148,22 +150,7 @@ class SessionState:
         same text without building a dict of 13 keys, about a third less work a state.
         """
         if self._json is None and "json" in formats:
-            self._json = JSON_ENCODER.encode(
-                _StateMessage(
-                    self.seq,
-                    self.time,
-                    self.q,
-                    self.errors,
-                    self.converged,
-                    self.status,
-                    self.error,
-                    self.solve_us,
-                    self.ref,
-                    self.revision,
-                    self.throttled,
-                    self.rate_hz,
-                )
-            )  # spelled out: no wire tuple built and sliced
+            self._json = JSON_ENCODER.encode(_StateMessage(*self._values()))
         if "binary" in formats:
             self.binary()
 
