@@ -11,12 +11,12 @@ stream. Printed per N:
   first state computed after it (the first state whose ``ref`` is at least the target's),
 - CPU [% of one core] over the measured window (from /proc): the whole server (the API
   process and its solver processes), the API process alone, and the clients;
-- changes per state: the sessions' revisions counted in the states received (each target
-  applied is one) per state received — past saturation a change that no state answers
-  is work wasted;
 - the states delivered per second in all, and the CPU each cost [µs]: in the solver
   processes (step, encoding, transfer) and in the API process (receiving, forwarding
-  to the watcher, and its share of the targets it received).
+  to the watcher, and its share of the targets it received),
+- changes per state: the sessions' revisions counted in the states received (each target
+  applied is one) per state received — past saturation a change that no state answers
+  is work wasted.
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
                                 [--solver-processes N] [--scenario levels|heavy]

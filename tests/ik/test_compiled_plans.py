@@ -8,26 +8,13 @@ import pytest
 from posekit.ik.compiled import engine as compiled_engine
 from posekit.ik.compiled.engine import plan_for
 from posekit.ik.compiled.plan import Plan
-from support.models import builtin_model
+from support.arm_problem import ARM, Problem, arm_problem
 
-ARM = builtin_model("arm7")
 DT = 0.01
 
 
-
-
-def _problem() -> tuple[posekit.Configuration, list[posekit.Task], list[posekit.Limit]]:
-    configuration = posekit.Configuration(ARM)
-    configuration.update_from_keyframe("home")
-    hand = posekit.FrameTask("ee", "site", 1.0, 1.0, lm_damping=1e-6)
-    hand.set_target(
-        posekit.SE3.from_translation(np.array([0.05, 0.0, -0.05]))
-        @ configuration.get_transform_frame_to_world("ee", "site")
-    )
-    posture = posekit.PostureTask(ARM, 1e-2)
-    posture.set_target_from_configuration(configuration)
-    limits = [posekit.ConfigurationLimit(ARM), posekit.VelocityLimit(ARM, {"joint1": 2.0})]
-    return configuration, [hand, posture], limits
+def _problem() -> Problem:
+    return arm_problem((0.05, 0.0, -0.05))
 
 
 def _both(configuration: posekit.Configuration, tasks: list, limits: list) -> tuple:

@@ -180,7 +180,7 @@ class Session(SessionCore):
         with self._lock:
             settings = patch.apply_to(self._solver)
             self._stack.set_dt(settings.step_dt)
-            self._solver = settings
+            self._take_solver(settings)
             self._changed(changes.SetSolver(patch))
             return settings
 
@@ -200,7 +200,7 @@ class Session(SessionCore):
         with self._lock:
             self._q_set_by_next_change()
             self._configuration, self._stack = built.configuration, built.stack
-            self._solver = spec.solver
+            self._take_solver(spec.solver)
             self._changed(changes.ReplaceSpec(built.canonical))
         return built.canonical
 
@@ -223,7 +223,7 @@ class Session(SessionCore):
             self._q_set_by_next_change()
             self.model = model
             self._configuration, self._stack = built.configuration, built.stack
-            self._solver = fitted.solver
+            self._take_solver(fitted.solver)
             state = self._make_state("paused" if self._solver.paused else "running", None, 0.0)
             self._latest.publish(state)
             self.last_reload = report.model_copy(update={"revision": self._revision + 1})

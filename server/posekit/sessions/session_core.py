@@ -73,7 +73,10 @@ class SessionCore:
         self._loop = scheduler
         self._on_change: Callable[[Any], None] | None = on_change  # called with a Session
         self._feed = Feed(on_encodings=self._encodings_changed)
-        self._solver = spec.solver
+        self.period = 0.0
+        """Seconds between two solve steps (set with the solver settings; a plain
+        attribute, as the solve loop reads it every step)."""
+        self._take_solver(spec.solver)
         built = BuiltSpec.build(spec, model, entry, caps)
         self._configuration, self._stack = built.configuration, built.stack
         self._seq = 0
@@ -94,18 +97,12 @@ class SessionCore:
     def solver(self) -> SolverSettings:
         return self._solver
 
-    @property
-    def _solver(self) -> SolverSettings:
-        return self._settings
-
-    @_solver.setter
-    def _solver(self, settings: SolverSettings) -> None:
-        """Take new solver settings, and what the steps read of them as plain values."""
-        self._settings = settings
+    def _take_solver(self, settings: SolverSettings) -> None:
+        """Use ``settings`` from now on, with what each step reads of them as plain
+        values (``_step_settings``, ``period``): the only way they are set."""
+        self._solver = settings
         self._step_settings = StepSettings.of(settings)
         self.period = 1.0 / settings.rate_hz
-        """Seconds between two solve steps (read-only: set with the solver settings; a
-        plain attribute, as the solve loop reads it every step)."""
 
     @property
     def revision(self) -> int:
@@ -198,9 +195,7 @@ class SessionCore:
                 )
                 state = self._make_state(status, error, solve_us, errors, throttled, rate_hz, q)
             self._latest.publish(state)
-        self._feed.offer_state(state, batch)  # _publish, inlined (once a step)
-        if state.status != "running" and self._on_change is not None:
-            self._on_change(self)
+        self._publish(state, batch)
         if own_batch:
             batch.flush()
         return state
