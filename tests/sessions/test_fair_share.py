@@ -151,3 +151,133 @@ def test_an_interrupted_step_shares_the_rest_with_the_heavier_steps_of_its_pass(
     assert charged("a") == pytest.approx(0.001)
     assert charged("k") == pytest.approx(0.003)
     assert charged("j") == pytest.approx(0.003)
+
+
+class _Clock:
+    """A monotonic clock the test moves by hand [s]."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _window(share: FairShare, clock: _Clock, sessions: int, cost: float, idle: float) -> None:
+    """A pass stepping ``sessions`` sessions of ``cost`` [s] each, then ``idle`` [s] with
+    nothing due, in a window of ``share.refresh_s``."""
+    charges = [(f"s{i}", cost, 60.0, True) for i in range(sessions)]
+    share.charge_pass(charges, cpu=cost * sessions)
+    share.looked(clock.now, due=False)
+    clock.now += idle
+    share.looked(clock.now, due=True)
+    clock.now += share.refresh_s - idle
+
+
+def test_a_loop_that_falls_behind_shares_what_it_gets_and_takes_back_what_frees_up() -> None:
+    """Ten sessions demanding 0.06 s/s each (0.6 in all, under the ceiling of 1): while
+    the loop is idle less than 5 % of the time, it shares 0.9 × the CPU its steps got;
+    once it keeps its schedule, the capacity grows back by 10 % a refresh, and to the
+    ceiling as soon as nobody is slowed."""
+    clock = _Clock()
+    share = FairShare(capacity=1.0, refresh_s=0.25, clock=clock)
+    for _ in range(2):  # the first step of a session is forgotten
+        _window(share, clock, sessions=10, cost=0.001, idle=0.1)
+    assert share.period("s0", 1 / 60) == (1 / 60, False)
+    assert share.shared() == 1.0
+    # Idle 4 % of a window, 0.01 s of steps in 0.25 s, i.e. 0.04 s/s.
+    _window(share, clock, sessions=10, cost=0.001, idle=0.01)
+    period, throttled = share.period("s0", 1 / 60)
+    assert share.shared() == pytest.approx(0.9 * 0.04)
+    assert throttled and period == pytest.approx(0.001 / (0.9 * 0.04 / 10))
+    for growth in (1.1, 1.1**2):
+        _window(share, clock, sessions=10, cost=0.001, idle=0.02)  # idle 8 %
+        assert share.period("s0", 1 / 60)[1]
+        assert share.shared() == pytest.approx(0.9 * 0.04 * growth)
+    for i in range(10):  # the sessions park: nobody demands anything
+        share.record(f"s{i}", cost=0.001, rate_hz=60.0, running=False)
+    share.looked(clock.now, due=False)  # nothing scheduled: idle from now on
+    clock.now += 100.0
+    assert share.level() == math.inf and share.shared() == 1.0
+
+
+def test_idle_time_counts_in_the_window_it_falls_in() -> None:
+    """A loop idle since before a refresh: the part of that time in each window counts
+    there (a loop waiting for its next step is not behind)."""
+    clock = _Clock()
+    share = FairShare(capacity=0.5, refresh_s=0.25, clock=clock)
+    for _ in range(2):
+        share.charge_pass([("s", 0.02, 60.0, True)], cpu=0.02)  # 1.2 s/s: over capacity
+    share.looked(clock.now, due=False)
+    for _ in range(3):
+        clock.now += 0.25
+        share.charge_pass([("s", 0.02, 60.0, True)], cpu=0.02)
+        assert share.level() == pytest.approx(0.5)
+    assert share.shared() == 0.5
+
+
+def test_without_a_ceiling_a_loop_that_falls_behind_throttles_nobody() -> None:
+    clock = _Clock()
+    share = FairShare(capacity=math.inf, refresh_s=0.25, clock=clock)
+    for _ in range(3):
+        _window(share, clock, sessions=10, cost=0.01, idle=0.0)
+        assert share.period("s0", 1 / 60) == (1 / 60, False)
+    assert share.shared() == math.inf
+
+
+def test_a_loop_behind_schedule_throttles_heavy_sessions_under_any_ceiling() -> None:
+    """Twelve sessions demanding 0.3 s/s each and five light ones, on a loop whose
+    ceiling (10 s/s) no demand reaches: the loop falls behind, shares what it gets, and
+    the light sessions keep their rate — their steps go before the heavy ones' whenever
+    due. (Stepped in due order with the heavy ones, they would wait for up to twelve
+    5 ms steps at a time.) Light sessions are slowed only when the loop gets less than
+    17 × their demand, 0.2 s/s."""
+    heavy = [BusySession(f"heavy{i}", cost=0.005) for i in range(12)]
+    light = [BusySession(f"light{i}", cost=0.0002) for i in range(5)]
+    scheduler = Scheduler(capacity=10.0)
+    scheduler.start()
+    try:
+        for session in heavy + light:
+            scheduler.attach(session)
+        wait_for(lambda: any(s.states and s.states[-1].throttled for s in heavy), what="throttle")
+        time.sleep(0.5)  # the capacity settles
+        for session in heavy + light:
+            session.states.clear()
+        window = 2.0
+        time.sleep(window)
+        counts = {s.id: len(s.states) for s in heavy + light}
+    finally:
+        scheduler.stop()
+    for session in light:
+        assert counts[session.id] >= 0.75 * 60 * window, counts
+        assert not any(state.throttled for state in session.states)
+    assert all(session.states[-1].throttled for session in heavy), counts
+    assert scheduler.fair_share.shared() <= 1.0  # what one thread can step, not 10
+
+
+def test_a_session_at_its_rate_is_stepped_between_the_slowed_steps_of_a_pass() -> None:
+    """Three heavy sessions slowed and a light one at its rate, all overdue at once: the
+    one pass that steps them takes the light session's next step as soon as it is due,
+    between two heavy steps, not after the last (driven with ``step_due``)."""
+    heavy = [BusySession(f"heavy{i}", cost=0.01) for i in range(3)]
+    light = BusySession("light", cost=0.0002)
+    scheduler = Scheduler(capacity=0.1)  # light 0.012 s/s; each heavy gets 0.029 of 0.6
+    for session in [*heavy, light]:
+        scheduler.attach(session)
+    deadline = time.monotonic() + 20.0
+    while not all(s.states and s.states[-1].throttled for s in heavy):
+        assert time.monotonic() < deadline, "the heavy sessions were never slowed"
+        time.sleep(min(scheduler.step_due() or 0.0, 0.005))
+    while not scheduler.step_due():  # until nothing is due: the loop is idle from here
+        pass
+    time.sleep(1.1)  # every session is overdue (a slowed one is stepped once a second)
+    counts = {s.id: len(s.states) for s in [*heavy, light]}
+    assert scheduler.step_due() == 0.0  # one pass
+    heavy_times = sorted(t.time for s in heavy for t in s.states[counts[s.id] :])
+    light_times = [t.time for t in light.states[counts[light.id] :]]
+    assert len(heavy_times) == 3, heavy_times
+    assert not light.states[-1].throttled
+    assert any(heavy_times[0] < t < heavy_times[-1] for t in light_times), (
+        heavy_times,
+        light_times,
+    )
