@@ -77,9 +77,12 @@ def plain_target(raw: str | bytes) -> PlainTarget | None:
         message = _decode(raw)
     except msgspec.DecodeError:  # invalid JSON, or not the common form
         return None
-    task = message.task
+    task, ref = message.task, message.ref
     named = _names.get(task)
-    if not (_valid_name(task) if named is None else named) or not _plain_ref(message.ref):
+    if not (_valid_name(task) if named is None else named):
+        return None
+    # The usual refs (an integer, none) pass without a call: this runs for every message.
+    if type(ref) is not int and ref is not None and not _plain_ref(ref):
         return None
     fields: dict[str, list[float]] = {}
     if message.position is not UNSET:
@@ -88,7 +91,7 @@ def plain_target(raw: str | bytes) -> PlainTarget | None:
         fields["direction"] = message.direction
     if message.wxyz is not UNSET:
         fields["wxyz"] = message.wxyz
-    return tuple.__new__(PlainTarget, (task, fields, message.ref))
+    return tuple.__new__(PlainTarget, (task, fields, ref))
 
 
 def _valid_name(task: str) -> bool:

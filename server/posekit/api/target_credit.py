@@ -96,7 +96,8 @@ class TargetCredit(Generic[T]):
         when it is as new; then the waiting targets are applied."""
         if self._awaited is not None and revision >= self._awaited:
             self._awaited = None
-            self._flush()
+            if self._waiting:  # (nothing waiting: no timer either, nothing to flush)
+                self._flush()
 
     def close(self) -> None:
         """The stream ended: waiting targets are dropped, the timer cancelled."""
