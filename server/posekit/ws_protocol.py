@@ -198,10 +198,8 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         )
 
     def data_received(self, data: bytes) -> None:
-        frames: list[tuple[bool, bytes]] = []
-        if self._plain_frames_allowed():
-            taken, frames = self._plain_frames(data)
-            data = data[taken:]
+        taken, frames = self._plain_frames(data)
+        data = data[taken:]
         if data:
             self.conn.receive_data(data)
             if self.conn.parser_exc is not None:
@@ -213,24 +211,23 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         if data:
             self.handle_events()
 
-    def _plain_frames_allowed(self) -> bool:
-        """Whether websockets' parser is between frames of an open connection, with no
+    def _plain_frames(self, data: bytes) -> tuple[int, list[tuple[bool, bytes]]]:
+        """The whole plain data frames at the start of ``data`` (whether binary, the
+        unmasked payload; no ``Frame`` built), and the number of bytes they took: none
+        unless websockets' parser is between frames of an open connection, with no
         message in progress, nothing buffered and no extension."""
+        frames: list[tuple[bool, bytes]] = []
         conn = self.conn
-        return (
+        if not (
             self.handshake_complete
             and conn.state is State.OPEN
             and conn.current_size is None
             and not conn.reader.buffer
             and not conn.extensions
             and conn.parser_exc is None
-        )
-
-    def _plain_frames(self, data: bytes) -> tuple[int, list[tuple[bool, bytes]]]:
-        """The whole plain data frames at the start of ``data`` (whether binary, the
-        unmasked payload; no ``Frame`` built), and the number of bytes they took."""
-        frames = []
-        limit = self.conn.max_message_size
+        ):
+            return 0, frames
+        limit = conn.max_message_size
         start, end = 0, len(data)
         while end - start >= 6:
             head = data[start]

@@ -155,13 +155,6 @@ class ClientMessages:
         self.refused(code)
 
 
-def _period_of(session: Session) -> float:
-    """The period [s] the server steps ``session`` at now (its latest state's rate, lower
-    when throttled); 0 when not known."""
-    rate = session.state.rate_hz
-    return 1.0 / rate if rate > 0.0 else 0.0
-
-
 def target_applier(
     session: Session, subscription: Subscription, refused: Callable[[str], None]
 ) -> Apply[TargetFields]:
@@ -258,7 +251,7 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     credit = TargetCredit(
         target_applier(session, subscription, refused),
         lambda: session.revision,
-        period=lambda: _period_of(session),
+        period=session.step_period,
     )
 
     take = ClientMessages(subscription, limits, gate, credit, refused).take
