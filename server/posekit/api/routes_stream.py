@@ -125,7 +125,8 @@ class ClientMessages:
             return
         plain = plain_target(raw)
         if plain is not None:  # the common form, read without pydantic (the same values)
-            self.credit.offer(plain.task, plain.fields, plain.ref)
+            task, fields, ref = plain
+            self.credit.offer(task, fields, ref)
             return
         self._validated(raw)
 
@@ -163,7 +164,7 @@ def target_applier(
 
     def apply(task: str, fields: TargetFields, ref: Any) -> bool:
         try:
-            session.move_target(task, fields, ref=ref)
+            session.move_target(task, fields, ref)
             return True
         except (ValidationError, PosekitError) as exc:
             if isinstance(exc, ValidationError):
