@@ -108,13 +108,9 @@ Change = (
 
 
 MOVES = frozenset({SetTarget, MoveTarget, SetQ})
-"""The change types that move a target or q (the others are structural)."""
-
-
-def is_structural(change: Change) -> bool:
-    """Whether ``change`` changes the task stack, a weight or the solver settings (watchers
-    then get a ``tasks`` message); the others move a target or q."""
-    return type(change) not in MOVES  # (the change types are final: no subclasses)
+"""The change types that move a target or q. Any other change is structural: it changes
+the task stack, a weight or the solver settings (watchers then get a ``tasks`` message).
+Test ``type(change) in MOVES``: the change types are final (no subclasses)."""
 
 
 class Editable(Protocol):

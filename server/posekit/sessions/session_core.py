@@ -306,9 +306,8 @@ class SessionCore:
     def _changed(self, change: changes.Change) -> None:
         """Record an accepted change (lock held): tell the loop and the subscribers."""
         self._revision += 1
-        # touch() and changes.is_structural(change), inline: every moved target comes here.
-        self.last_used = time.monotonic()
-        if type(change) not in changes.MOVES:
+        self.last_used = time.monotonic()  # touch(), inline: every moved target comes here
+        if type(change) not in changes.MOVES:  # structural
             self._feed.offer_tasks(self.tasks_snapshot())
         if self._loop is not None:
             self._loop.changed(self, change)
