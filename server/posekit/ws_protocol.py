@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING
 
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
 
@@ -122,24 +121,35 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         self._take = take
 
     def send_receive_event_to_app(self) -> None:
-        take, frames = self._take, self.frames
-        if take is None or self.close_sent or len(frames) != 1 or not self.queue.empty():
+        frames = self.frames
+        if len(frames) != 1:
             return super().send_receive_event_to_app()
-        data = frames[0]
-        if self.curr_msg_data_type == "text":
-            try:
-                payload: str | bytes = data.decode()
-            except UnicodeDecodeError:
-                return super().send_receive_event_to_app()  # which fails it with 1007
-        else:
-            payload = data
         self.frames = []
-        try:
-            take(payload)
-        except Exception:
-            self.logger.exception("taking a client message failed")
-            self.conn.send_close(1011)
-            self.handle_parser_exception()
+        self._receive_whole(self.curr_msg_data_type != "text", frames[0])
+
+    def _receive_whole(self, binary: bool, data: bytes) -> None:
+        """A whole data message (its bytes as received, unmasked): handed to the taker
+        when there is one and nothing waits for the app in the ASGI queue; else queued
+        as uvicorn queues it (``send_receive_event_to_app`` of a final ``handle_text`` /
+        ``handle_bytes``)."""
+        take = self._take
+        if take is not None and not self.close_sent and self.queue.empty():
+            try:
+                payload: str | bytes = data if binary else data.decode()
+            except UnicodeDecodeError:
+                pass  # queued below, as uvicorn does: which fails it with 1007
+            else:
+                self.curr_msg_data_type = "bytes" if binary else "text"
+                try:
+                    take(payload)
+                except Exception:
+                    self.logger.exception("taking a client message failed")
+                    self.conn.send_close(1011)
+                    self.handle_parser_exception()
+                return
+        self.curr_msg_data_type = "bytes" if binary else "text"
+        self.frames = [data]
+        super().send_receive_event_to_app()
 
     def send_now(self, payload: bytes, binary: bool) -> bool:
         """Write one data message (UTF-8 text, or bytes when ``binary``) as its one frame
@@ -188,42 +198,36 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         )
 
     def data_received(self, data: bytes) -> None:
-        frames: list[Frame] = []
-        if self._plain_frames_allowed():
-            taken, frames = self._plain_frames(data)
-            data = data[taken:]
+        taken, frames = self._plain_frames(data)
+        data = data[taken:]
         if data:
             self.conn.receive_data(data)
             if self.conn.parser_exc is not None:
                 # As uvicorn: nothing of a read that broke the protocol reaches the app.
                 self.handle_parser_exception()
                 return
-        for frame in frames:
-            if frame.opcode is Opcode.TEXT:
-                self.handle_text(frame)
-            else:
-                self.handle_bytes(frame)
+        for binary, payload in frames:  # handle_text / handle_bytes of a final frame
+            self._receive_whole(binary, payload)
         if data:
             self.handle_events()
 
-    def _plain_frames_allowed(self) -> bool:
-        """Whether websockets' parser is between frames of an open connection, with no
+    def _plain_frames(self, data: bytes) -> tuple[int, list[tuple[bool, bytes]]]:
+        """The whole plain data frames at the start of ``data`` (whether binary, the
+        unmasked payload; no ``Frame`` built), and the number of bytes they took: none
+        unless websockets' parser is between frames of an open connection, with no
         message in progress, nothing buffered and no extension."""
+        frames: list[tuple[bool, bytes]] = []
         conn = self.conn
-        return (
+        if not (
             self.handshake_complete
             and conn.state is State.OPEN
             and conn.current_size is None
             and not conn.reader.buffer
             and not conn.extensions
             and conn.parser_exc is None
-        )
-
-    def _plain_frames(self, data: bytes) -> tuple[int, list[Frame]]:
-        """The whole plain data frames at the start of ``data``, unmasked, and the
-        number of bytes they took."""
-        frames = []
-        limit = self.conn.max_message_size
+        ):
+            return 0, frames
+        limit = conn.max_message_size
         start, end = 0, len(data)
         while end - start >= 6:
             head = data[start]
@@ -248,8 +252,7 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
                 break
             mask = data[start + header : payload_at]
             payload = apply_mask(data[payload_at : payload_at + length], mask)
-            opcode = Opcode.TEXT if head == _FIN_TEXT else Opcode.BINARY
-            frames.append(Frame(opcode, payload))
+            frames.append((head == _FIN_BINARY, payload))
             start = payload_at + length
         return start, frames
 

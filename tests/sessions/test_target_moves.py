@@ -5,17 +5,20 @@ not fit the task)."""
 
 from __future__ import annotations
 
+import math
+import operator
 import pickle
 import pickletools
+import random
 from typing import Any
 
 import pytest
-from posekit.ik.exceptions import PosekitError
+from posekit.ik.exceptions import InvalidTarget, PosekitError
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionSpec
 from posekit.sessions.changes import MoveTarget, SetTarget
 from posekit.sessions.kinds import Target
-from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target
+from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target, unit
 from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.loops.messages import Diverged, Open, replay_of
 from posekit.sessions.loops.solve_loop import StreamCounters
@@ -206,3 +209,17 @@ def test_a_target_move_for_a_mirror_whose_model_loads_is_taken_once_it_is_open()
     assert mirror.revision == session.revision
     assert mirror.tasks() == session.tasks()
     assert mirror.state.ref == "drag"
+
+
+def test_unit_makes_the_floats_of_the_sum_of_squares_in_order() -> None:
+    """``unit`` (plain loops on the hot path) gives, bit for bit, what the norm of
+    ``sum(map(mul, v, v))`` and a comprehension gave: canonical targets do not change."""
+    rng = random.Random(5)
+    for size in (3, 4, 7):
+        for _ in range(2000):
+            values = [rng.uniform(-2.0, 2.0) * 10.0 ** rng.randint(-4, 2) for _ in range(size)]
+            norm = math.sqrt(sum(map(operator.mul, values, values)))
+            expected = [(v / norm).hex() for v in values]
+            assert [v.hex() for v in unit(values, "wxyz")] == expected
+    with pytest.raises(InvalidTarget, match=r"wxyz must be non-zero, got \[0.0, -0.0, 0.0, 0.0\]"):
+        unit([0.0, -0.0, 0.0, 0.0], "wxyz")

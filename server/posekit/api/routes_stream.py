@@ -88,60 +88,72 @@ def _ref_of(raw: str | bytes) -> Any:
     return ref if isinstance(ref, (str, int, float, bool)) and len(str(ref)) <= 128 else None
 
 
-def handle_client_message(
-    raw: str | bytes,
-    subscription: Subscription,
-    limits: StreamLimits,
-    gate: TokenBucket,
-    credit: TargetCredit[TargetFields],
-) -> str | None:
-    """Take one client message: a target goes to the client's ``credit`` (applied now or
-    when the previous one is answered); refusals go back to this client only.
+class ClientMessages:
+    """Takes one client's messages (:meth:`take`, called once per message): a target goes
+    to the client's ``credit`` (applied now or when the previous one is answered);
+    refusals go back to this client only, and their code to ``refused``."""
 
-    Returns the error code of a refusal (None when the message was taken).
-    """
-    if len(raw) > limits.max_bytes:
-        text = f"message of {len(raw)} bytes exceeds the limit of {limits.max_bytes} bytes"
-        subscription.offer_message(ErrorMessage(code="too_large", message=text))
-        return "too_large"
-    if not gate.admit():
-        text = (
-            f"more than {limits.rate:g} messages per second from this client; "
-            "this message was dropped (send the latest target only)"
-        )
-        subscription.offer_message(
-            ErrorMessage(code="rate_limited", message=text, ref=_ref_of(raw))
-        )
-        return "rate_limited"
-    plain = plain_target(raw)
-    if plain is not None:  # the common form, read without pydantic (the same values)
-        credit.offer(plain.task, plain.fields, plain.ref)
-        return None
-    try:
-        message = CLIENT_MESSAGE.validate_json(raw)
-    except ValidationError as exc:
-        errors = exc.errors()
-        if errors and errors[0].get("type") == "json_invalid":
-            detail = f"message is not valid JSON ({errors[0].get('msg', '')})"
-        elif errors and errors[0].get("type") in ("model_type", "model_attributes_type"):
-            detail = "message must be a JSON object with a 'type' (target or ping)"
-        else:
-            detail, _ = describe_validation(errors)
-        subscription.offer_message(ErrorMessage(code="invalid", message=detail, ref=_ref_of(raw)))
-        return "invalid"
-    if isinstance(message, PingMessage):
-        subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
-        return None
-    fields = {k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
-    credit.offer(message.task, fields, message.ref)
-    return None
+    def __init__(
+        self,
+        subscription: Subscription,
+        limits: StreamLimits,
+        gate: TokenBucket,
+        credit: TargetCredit[TargetFields],
+        refused: Callable[[str], None],
+    ) -> None:
+        self.subscription = subscription
+        self.limits = limits
+        self.gate = gate
+        self.credit = credit
+        self.refused = refused
 
+    def take(self, raw: str | bytes) -> None:
+        """Take one client message (a common target's whole road here is this call, the
+        parse and the credit's)."""
+        limits = self.limits
+        size = len(raw)
+        if size > limits.max_bytes:
+            text = f"message of {size} bytes exceeds the limit of {limits.max_bytes} bytes"
+            self._refuse("too_large", text, None)
+            return
+        if not self.gate.admit():
+            text = (
+                f"more than {limits.rate:g} messages per second from this client; "
+                "this message was dropped (send the latest target only)"
+            )
+            self._refuse("rate_limited", text, _ref_of(raw))
+            return
+        plain = plain_target(raw)
+        if plain is not None:  # the common form, read without pydantic (the same values)
+            task, fields, ref = plain
+            self.credit.offer(task, fields, ref)
+            return
+        self._validated(raw)
 
-def _period_of(session: Session) -> float:
-    """The period [s] the server steps ``session`` at now (its latest state's rate, lower
-    when throttled); 0 when not known."""
-    rate = session.state.rate_hz
-    return 1.0 / rate if rate > 0.0 else 0.0
+    def _validated(self, raw: str | bytes) -> None:
+        """:meth:`take` of a message not in the common form: checked by pydantic."""
+        try:
+            message = CLIENT_MESSAGE.validate_json(raw)
+        except ValidationError as exc:
+            errors = exc.errors()
+            if errors and errors[0].get("type") == "json_invalid":
+                detail = f"message is not valid JSON ({errors[0].get('msg', '')})"
+            elif errors and errors[0].get("type") in ("model_type", "model_attributes_type"):
+                detail = "message must be a JSON object with a 'type' (target or ping)"
+            else:
+                detail, _ = describe_validation(errors)
+            self._refuse("invalid", detail, _ref_of(raw))
+            return
+        if isinstance(message, PingMessage):
+            self.subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
+            return
+        fields = {k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
+        self.credit.offer(message.task, fields, message.ref)
+
+    def _refuse(self, code: str, message: str, ref: Any) -> None:
+        """Tell this client why its message was refused; its code to ``refused``."""
+        self.subscription.offer_message(ErrorMessage(code=code, message=message, ref=ref))
+        self.refused(code)
 
 
 def target_applier(
@@ -152,7 +164,7 @@ def target_applier(
 
     def apply(task: str, fields: TargetFields, ref: Any) -> bool:
         try:
-            session.move_target(task, fields, ref=ref)
+            session.move_target(task, fields, ref)
             return True
         except (ValidationError, PosekitError) as exc:
             if isinstance(exc, ValidationError):
@@ -240,14 +252,10 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     credit = TargetCredit(
         target_applier(session, subscription, refused),
         lambda: session.revision,
-        period=lambda: _period_of(session),
+        period=session.step_period,
     )
 
-    def take(raw: str | bytes) -> None:
-        refusal = handle_client_message(raw, subscription, limits, gate, credit)
-        if refusal is not None:
-            refused(refusal)
-
+    take = ClientMessages(subscription, limits, gate, credit, refused).take
     extensions = websocket.scope.get("extensions") or {}
     receive_now: Callable[[Take | None], None] | None = extensions.get(RECEIVE_NOW)
     if receive_now is not None:  # messages are taken as they are read (posekit up)

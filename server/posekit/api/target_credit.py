@@ -82,9 +82,14 @@ class TargetCredit(Generic[T]):
 
     def offer(self, task: str, target: T, ref: Any) -> None:
         """A target from the client: applied now, or kept until the previous is answered."""
-        if self._waiting.pop(task, None) is not None:
+        waiting = self._waiting
+        if self._awaited is None and not waiting:  # so no timer either (see _flush)
+            if self._apply(task, target, ref):  # at once: a polite client's every target
+                self._await_answer()
+            return
+        if waiting.pop(task, None) is not None:
             self.superseded += 1
-        self._waiting[task] = (target, ref)
+        waiting[task] = (target, ref)
         if self._awaited is None or time.monotonic() >= self._overdue_at:
             self._flush()
         elif self._timer is None:
@@ -96,7 +101,8 @@ class TargetCredit(Generic[T]):
         when it is as new; then the waiting targets are applied."""
         if self._awaited is not None and revision >= self._awaited:
             self._awaited = None
-            self._flush()
+            if self._waiting:  # (nothing waiting: no timer either, nothing to flush)
+                self._flush()
 
     def close(self) -> None:
         """The stream ended: waiting targets are dropped, the timer cancelled."""
@@ -110,7 +116,8 @@ class TargetCredit(Generic[T]):
         self._flush()
 
     def _flush(self) -> None:
-        """Apply every waiting target in order; the answer to them is then awaited."""
+        """Apply every waiting target in order; the answer to them is then awaited. (A
+        timer runs only while a target waits: this and :meth:`close` empty both.)"""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -119,8 +126,12 @@ class TargetCredit(Generic[T]):
         for task, (target, ref) in waiting.items():
             applied = self._apply(task, target, ref) or applied
         if applied:
-            self._awaited = self._revision()
-            hold = self._hold_s
-            if self._period is not None and (longer := HOLD_PERIODS * self._period()) > hold:
-                hold = longer
-            self._overdue_at = time.monotonic() + hold
+            self._await_answer()
+
+    def _await_answer(self) -> None:
+        """Targets were applied: the state of the session's revision now answers them."""
+        self._awaited = self._revision()
+        hold = self._hold_s
+        if self._period is not None and (longer := HOLD_PERIODS * self._period()) > hold:
+            hold = longer
+        self._overdue_at = time.monotonic() + hold

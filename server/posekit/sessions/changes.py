@@ -107,13 +107,10 @@ Change = (
 """Any accepted change."""
 
 
-_MOVES = frozenset({SetTarget, MoveTarget, SetQ})
-
-
-def is_structural(change: Change) -> bool:
-    """Whether ``change`` changes the task stack, a weight or the solver settings (watchers
-    then get a ``tasks`` message); the others move a target or q."""
-    return type(change) not in _MOVES  # (the change types are final: no subclasses)
+MOVES = frozenset({SetTarget, MoveTarget, SetQ})
+"""The change types that move a target or q. Any other change is structural: it changes
+the task stack, a weight or the solver settings (watchers then get a ``tasks`` message).
+Test ``type(change) in MOVES``: the change types are final (no subclasses)."""
 
 
 class Editable(Protocol):

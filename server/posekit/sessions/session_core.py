@@ -109,6 +109,12 @@ class SessionCore:
         """Counter of accepted changes."""
         return self._revision
 
+    def step_period(self) -> float:
+        """The period [s] the server steps this session at now (its latest state's rate,
+        lower when throttled); 0 when not known."""
+        rate = self._latest.state.rate_hz
+        return 1.0 / rate if rate > 0.0 else 0.0
+
     @property
     def watchers(self) -> int:
         """Number of live subscriptions."""
@@ -300,8 +306,8 @@ class SessionCore:
     def _changed(self, change: changes.Change) -> None:
         """Record an accepted change (lock held): tell the loop and the subscribers."""
         self._revision += 1
-        self.touch()
-        if changes.is_structural(change):
+        self.last_used = time.monotonic()  # touch(), inline: every moved target comes here
+        if type(change) not in changes.MOVES:  # structural
             self._feed.offer_tasks(self.tasks_snapshot())
         if self._loop is not None:
             self._loop.changed(self, change)

@@ -75,6 +75,11 @@ class TaskEntry:
         """The kind of :attr:`spec` (looked up once: a moved target asks it twice)."""
         return task_kind(self.spec)
 
+    @functools.cached_property
+    def where(self) -> str:
+        """The task as errors about its target name it (made once: every move asks)."""
+        return f"task {self.spec.name!r} (type {self.spec.type!r})"
+
 
 @dataclass(frozen=True)
 class LimitEntry:
@@ -279,7 +284,7 @@ class TaskStack:
         shape = entry.kind.target_shape
         if shape is None:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
-        where = f"task {name!r} (type {spec.type!r})"
+        where = entry.where
         shape.check_given(given, where)
         moved = self._moved.get(name)
         if moved is not None:

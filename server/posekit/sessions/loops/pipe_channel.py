@@ -227,7 +227,8 @@ class PipeChannel:
         """Queue one frame with ``payload``, after the ones sent before it; it is written
         at once as far as the socket takes it, the rest by the loop. Never blocks; a
         frame for a process that is gone is dropped."""
-        header = frame_header(len(payload))
+        length = len(payload)  # frame_header(length), inline: a target's batch comes here
+        header = _LENGTH.pack(length) if length <= _LONG else frame_header(length)
         with self._lock:
             if self._closed or self._broken:
                 return
