@@ -11,16 +11,18 @@ others keep their rate, and the heavy ones share what is left evenly.
 
 The capacity adapts to what the loop really gets. The configured one is a ceiling
 :math:`\\bar C`; the loop shares :math:`C \\le \\bar C`, revised at each refresh of the
-level from the window since the last one: in its :math:`T` seconds the steps took
-:math:`S` seconds of CPU and the loop was idle for :math:`I` (it looked for a due step
-and found none, or its caller held the passes back), so its steps could have taken
-:math:`(S + I)/T` seconds per second, and :math:`C` moves towards
-:math:`\\max(C_{min}, \\min(\\bar C, 1, (S + I)/T))` by ``ADAPT`` of the way. A loop
-short of CPU (the machine busy, the thread descheduled, time spent on messages) is
-idle less and shares less; one with time to spare is idle and takes it back. Sessions
-that all cost the same are then throttled only to the rate they get anyway (a fixed
-share below the machine's would idle CPU past saturation), and light sessions beside
-heavy ones keep their rate even when the machine has less to give than the ceiling.
+level from the window since the last one. When the loop ran passes but found nothing due
+for less than ``IDLE`` of the window (it *fell behind*: the machine is short of CPU, or
+the server process takes the states more slowly than they are due), it cannot give its
+sessions what they demand, whatever the ceiling says, and
+:math:`C \\leftarrow \\max(C_{min}, \\min(\\bar C, 1, h\\,u))`, where :math:`u` is the CPU time
+its steps took per second of the window and :math:`h` = ``HEADROOM``: the sessions
+share what the loop got. Otherwise it kept its schedule, and :math:`C \\leftarrow
+\\min(\\bar C, 1, g\\,C)` (``GROWTH``) takes back what the machine now has to spare, or
+:math:`C \\leftarrow \\bar C` when nobody is slowed. So sessions that all cost the same
+are not held below what the machine can step (a fixed share idles CPU past
+saturation), and light sessions beside heavy ones keep their rate even when the
+machine has less to give than the ceiling.
 
 A session's cost is known from its second step (the first builds its plan and warms
 caches, and is forgotten); a single slow step (a garbage collection, a page fault)
@@ -58,11 +60,11 @@ SMOOTHING = 0.2  # weight of the newest step in a session's smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
-LIGHT = 0.5  # a session demanding at most this × the level is light
-WINDOW_S = 0.25  # [s] the capacity adapts over windows at least this long
-ADAPT = 0.25  # weight of the newest window in the adapted capacity
+IDLE = 0.05  # a loop idle for less than this fraction of a window fell behind
+HEADROOM = 0.9  # fallen behind: the capacity becomes this × the CPU the steps got
+GROWTH = 1.1  # on schedule: the capacity grows by this factor per refresh
 MIN_CAPACITY = 0.02  # [s/s] the capacity never adapts below this
-ONE_CORE = 1.0  # [s/s] nor above this: a loop is one thread
+ONE_CORE = 1.0  # [s/s] nor grows above this: a loop is one thread
 
 
 Charge = tuple[object, float, float, bool]
@@ -103,8 +105,7 @@ class FairShare:
         self._level = math.inf
         self._refreshed = -math.inf
         self._lock = threading.Lock()
-        # C, what the loop shares now (the configured ceiling: infinite, or a core at most)
-        self._shared = min(capacity, ONE_CORE) if math.isfinite(capacity) else capacity
+        self._shared = capacity  # C: what the loop shares now
         self._window = _Window(clock())
         self._idle_since: float | None = None  # [s] since when the loop found nothing due
 
@@ -122,6 +123,7 @@ class FairShare:
         with self._lock:
             self._add(charges, level)
             self._window.cpu += cpu
+            self._window.passes += 1
 
     def looked(self, now: float, due: bool) -> None:
         """The loop looked for steps at ``now`` [s, monotonic] and found some ``due``
@@ -171,14 +173,6 @@ class FairShare:
             return period, False
         return max(period, min(demand.cost / level, MAX_PERIOD_S)), True
 
-    def light(self, key: object) -> bool:
-        """Whether ``key`` demands at most ``LIGHT`` of the level while the loop is full
-        (its steps may then go before the others': it is far below its share)."""
-        demand, level = self._demands.get(key), self._level
-        return (
-            demand is not None and level < math.inf and demand.cost * demand.rate <= LIGHT * level
-        )
-
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the loop is not overloaded)."""
         now = self._clock()
@@ -191,24 +185,28 @@ class FairShare:
 
     def _refresh(self, now: float) -> float:
         """Adapt the capacity to the window since the last refresh (once it is
-        ``WINDOW_S`` long), recompute the level at ``now`` [s, monotonic], return it."""
+        ``refresh_s`` long), recompute the level at ``now`` [s, monotonic], return it."""
         self._refreshed = now
         demands = self._running_demands()
-        if math.isfinite(self.capacity) and now - self._window.start >= WINDOW_S:
+        if math.isfinite(self.capacity) and now - self._window.start >= self.refresh_s:
             with self._lock:
                 window, self._window = self._window, _Window(now)
             if self._idle_since is not None:  # idle now: the window's share of it
                 window.idle += now - self._idle_since
                 self._idle_since = now
-            self._shared = self._adapted(window, now - window.start)
+            self._shared = self._adapted(window, now - window.start, sum(demands))
         self._level = water_level(demands, self._shared)
         return self._level
 
-    def _adapted(self, window: _Window, seconds: float) -> float:
-        """The capacity [s/s] after a ``seconds`` long ``window`` (module docstring)."""
-        could = (window.cpu + window.idle) / max(seconds, 1e-9)
-        target = max(MIN_CAPACITY, min(self.capacity, ONE_CORE, could))
-        return self._shared + ADAPT * (target - self._shared)
+    def _adapted(self, window: _Window, seconds: float, demand: float) -> float:
+        """The capacity [s/s] after a ``seconds`` long ``window`` in which the running
+        sessions demanded ``demand`` [s/s] in all (module docstring)."""
+        if window.passes and window.idle < IDLE * seconds:  # fallen behind
+            used = HEADROOM * window.cpu / max(seconds, 1e-9)
+            return max(MIN_CAPACITY, min(self.capacity, ONE_CORE, used))
+        if demand <= self._shared:  # nobody is slowed
+            return self.capacity
+        return min(self.capacity, ONE_CORE, GROWTH * self._shared)
 
     def total_demand(self) -> float:
         """:math:`\\sum_i d_i` over running sessions [s/s] (metrics)."""
@@ -225,6 +223,7 @@ class _Window:
 
     start: float  # [s, monotonic]
     cpu: float = 0.0  # [s] CPU time of the passes' steps
+    passes: int = 0
     idle: float = 0.0  # [s] time it found nothing due
 
 

@@ -3,10 +3,10 @@
 Sessions wait in queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
 *changes* (a session woken by a new target, weight, task…) and the *cadence* (a running
 session's next regular step, one period after its previous one), kept apart for the
-*light* sessions (those that demand at most half of the fair share's level while the
-loop is full). The thread pops what is due — changes first, then light, then the rest —
-steps it (off the event loop) and puts it back one period later unless it parked
-(converged, failed or paused). A change steps the session early, in place of its next cadence step, and the
+sessions stepped at their own rate (*kept*) and those the fair share slows (*slowed*).
+The thread pops what is due — changes first, then kept, then slowed — steps it (off the
+event loop) and puts it back one period later unless it parked (converged, failed or
+paused). A change steps the session early, in place of its next cadence step, and the
 cadence goes on from that step's due time: changes are answered at once without raising
 the session's rate (which the stream would only drop). Under overload due times slide
 instead of piling up, the queue order keeps sessions round-robin, and interaction stays
@@ -16,15 +16,14 @@ A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same s
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
 
 Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
-sessions' steps together take more than the loop's capacity (at most ``capacity``, and
-no more than its steps could take: their CPU time and its idle time), the heaviest are
-stepped less often (their states say ``throttled``) so that the others keep their rate.
-Between two steps of a pass, changes that came due are stepped first, and before another
-session's cadence step so are the light sessions' that came due: a change never waits
-for more than one step of another session, and a light session never for more than one
-step of a heavy one, even while the loop is short of time (its capacity adapts to what
-it gets over a few windows). Sessions that cost about the same are never light: they
-are stepped round-robin, by due time.
+sessions' steps together take more than the loop's capacity (at most ``capacity``, less
+while the loop falls behind: it is hardly ever idle), the heaviest are stepped less
+often (their states say ``throttled``) so that the others keep their rate.
+Between two steps of a pass, changes that came due are stepped first, and before a slowed
+session's step so are the kept sessions' cadence steps that came due: a change never
+waits for more than one step of another session, and a session at its own rate never
+for more than one step of a slowed one, even while the loop is short of time (the fair
+share finds its capacity by taking a little more than it has now and then).
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
@@ -62,10 +61,10 @@ LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
-CHANGE, LIGHT, CADENCE = 0, 1, 2  # what a session is stepped for: its queue
+CHANGE, KEPT, SLOWED = 0, 1, 2  # what a session is stepped for: its queue
 _Due = tuple[float, LoopSession, int]
 """A session taken for a pass: when it was due, the session, and its queue (``CHANGE``,
-``LIGHT`` or ``CADENCE``; a plain tuple: one is made per step, and a named tuple's
+``KEPT`` or ``SLOWED``; a plain tuple: one is made per step, and a named tuple's
 constructor is Python)."""
 
 
@@ -79,7 +78,6 @@ class _Slot:
     replaced: float | None = None  # when the cadence step a pending change replaced was due
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
     period: float | None = None  # [s] its period when throttled, else None
-    light: bool = False  # whether it demands at most half of a full loop's level
 
 
 class Scheduler:
@@ -90,7 +88,7 @@ class Scheduler:
         name: The thread's name.
         capacity: Seconds of solving per second the sessions may take together before
             the heaviest are throttled, at most (a fraction of one core; ``inf``:
-            never); less when the loop gets less (fair share).
+            never); less while the loop falls behind (fair share).
     """
 
     def __init__(self, name: str = "posekit-solver", capacity: float = math.inf) -> None:
@@ -102,9 +100,9 @@ class Scheduler:
         self._cond = threading.Condition(self._lock)
         self._sleeping = False  # whether the solver thread waits on the condition
         self._changes: DueQueue[LoopSession] = DueQueue()
-        self._light: DueQueue[LoopSession] = DueQueue()  # light sessions' cadence
-        self._cadence: DueQueue[LoopSession] = DueQueue()  # the others' cadence
-        self._queues = (self._changes, self._light, self._cadence)  # CHANGE, LIGHT, CADENCE
+        self._kept: DueQueue[LoopSession] = DueQueue()  # cadence at the session's rate
+        self._slowed: DueQueue[LoopSession] = DueQueue()  # cadence of throttled ones
+        self._queues = (self._changes, self._kept, self._slowed)  # by CHANGE, KEPT, SLOWED
         self._slots: dict[LoopSession, _Slot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
@@ -177,7 +175,7 @@ class Scheduler:
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
-        queue = self._changes if urgent else self._light if slot.light else self._cadence
+        queue = self._changes if urgent else self._kept if slot.period is None else self._slowed
         queue.push(at, slot.token, session)
         if notify:
             self._cond.notify()
@@ -249,12 +247,6 @@ class Scheduler:
             self._run_pass(due, SignalBatch())
         return delay
 
-    def hold(self) -> None:
-        """The caller holds the passes back for now (backpressure from where the states
-        go): the loop waits, it is not short of time, so its fair share counts the wait
-        as idle."""
-        self.fair_share.looked(time.monotonic(), due=False)
-
     def _run(self) -> None:
         batch = SignalBatch()
         while True:
@@ -278,7 +270,7 @@ class Scheduler:
         # pass and after its last step; each step's wall time (perf_counter, no system
         # call) apportions it (FairShare.charge_pass).
         clock = time.perf_counter
-        changes, light = self._changes.times, self._light.times  # (read once a pass)
+        changes, kept = self._changes.times, self._kept.times  # (read once a pass)
         cpu = time.thread_time()
         last = clock()
         while pending:
@@ -291,8 +283,8 @@ class Scheduler:
             last = now
             stepped.append(session)
             # (The queues read without the lock: a hint.)
-            if pending and (changes or (light and pending[0][2] == CADENCE)):
-                pending.extendleft(reversed(self._take_ahead(pending[0][2] == CADENCE)))
+            if pending and (changes or (kept and pending[0][2] == SLOWED)):
+                pending.extendleft(reversed(self._take_ahead(pending[0][2] == SLOWED)))
         cpu = time.thread_time() - cpu
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
             self.fair_share.charge_pass([c for c in charges if not c[0].closed], cpu)
@@ -305,13 +297,13 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
-    def _take_ahead(self, light: bool) -> list[_Due]:
-        """Changes that came due during a pass, to step next in it, and when ``light``
-        (another cadence step is next) then the light sessions' due cadence steps."""
+    def _take_ahead(self, kept: bool) -> list[_Due]:
+        """Changes that came due during a pass, to step next in it, and when ``kept``
+        (a slowed session's step is next) then the kept sessions' due cadence steps."""
         taken: list[_Due] = []
         with self._lock:
             now = time.monotonic()
-            for kind in (CHANGE, LIGHT) if light else (CHANGE,):
+            for kind in (CHANGE, KEPT) if kept else (CHANGE,):
                 queue = self._queues[kind]
                 self._prune(queue)
                 while queue.times and queue.times[0] <= now:
@@ -340,7 +332,6 @@ class Scheduler:
             if slot is not None:
                 now = slot.last_step = time.monotonic()
                 slot.period = period if throttled else None
-                slot.light = self.fair_share.light(session)
                 replaced, slot.replaced = slot.replaced, None
                 if keep_going and slot.due is None:  # not rescheduled by a change
                     # A change step takes the place of the cadence step it came before:

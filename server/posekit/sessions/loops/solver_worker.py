@@ -128,7 +128,6 @@ class MirrorHost:
                 delay = self.scheduler.step_due() if held == 0.0 else held
                 if held:
                     self.credit.waited += 1
-                    self.scheduler.hold()
                 self._expire_models()
                 if handled == MAX_MESSAGES_PER_PASS:
                     continue
