@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)
     idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
     solver_processes: int = Field(1, ge=0)
-    solve_capacity: float | None = Field(None, ge=0.0, allow_inf_nan=False)
+    solve_capacity: float = Field(0.5, ge=0.0, allow_inf_nan=False)
     model_cache_models: int = Field(8, ge=0)
     model_cache_mb: float = Field(512.0, ge=0.0, allow_inf_nan=False)
     model_cache_idle_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
@@ -199,11 +199,7 @@ class Settings(BaseSettings):
         return bool(self.db) and str(self.db).startswith(("postgresql://", "postgres://"))
 
     def fair_share_capacity(self) -> float:
-        """The ceiling of each solve loop's fair share (``inf``: never throttle); by
-        default one core for a solver process, and half of one for the solve thread,
-        which shares the GIL with the event loop that sends its states."""
-        if self.solve_capacity is None:
-            return 1.0 if self.solver_processes else 0.5
+        """The capacity of each solve loop's fair share (``inf``: never throttle)."""
         return self.solve_capacity or math.inf
 
     @classmethod

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -34,19 +33,6 @@ def test_settings_from_environment() -> None:
 def test_zero_solver_processes_means_solving_in_the_server_process() -> None:
     assert Settings.from_env({"POSEKIT_SOLVER_PROCESSES": "0"}).solver_processes == 0
     assert Settings().solver_processes == 1
-
-
-@pytest.mark.parametrize(
-    ("environment", "ceiling"),
-    [
-        ({}, 1.0),  # a solver process may take its core
-        ({"POSEKIT_SOLVER_PROCESSES": "0"}, 0.5),  # the thread shares the event loop's GIL
-        ({"POSEKIT_SOLVE_CAPACITY": "0.3"}, 0.3),
-        ({"POSEKIT_SOLVE_CAPACITY": "0"}, math.inf),  # never throttle
-    ],
-)
-def test_the_fair_share_ceiling(environment: dict[str, str], ceiling: float) -> None:
-    assert Settings.from_env(environment).fair_share_capacity() == ceiling
 
 
 @pytest.mark.parametrize(

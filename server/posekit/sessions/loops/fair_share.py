@@ -9,21 +9,6 @@ its rate, and one above it is stepped every :math:`c_i / L` seconds instead of e
 :math:`1/r_i` (its states then say ``throttled``). So however heavy some sessions are, the
 others keep their rate, and the heavy ones share what is left evenly.
 
-The capacity adapts to what the loop really gets. The configured one is a ceiling
-:math:`\\bar C`; the loop shares :math:`C \\le \\bar C`, revised at each refresh of the
-level from the window since the last one. When the loop ran passes but found nothing due
-for less than ``IDLE`` of the window (it *fell behind*: the machine is short of CPU, or
-the server process takes the states more slowly than they are due), it cannot give its
-sessions what they demand, whatever the ceiling says, and
-:math:`C \\leftarrow \\max(C_{min}, \\min(\\bar C, 1, h\\,u))`, where :math:`u` is the CPU time
-its steps took per second of the window and :math:`h` = ``HEADROOM``: the sessions
-share what the loop got. Otherwise it kept its schedule, and :math:`C \\leftarrow
-\\min(\\bar C, 1, g\\,C)` (``GROWTH``) takes back what the machine now has to spare, or
-:math:`C \\leftarrow \\bar C` when nobody is slowed. So sessions that all cost the same
-are not held below what the machine can step (a fixed share idles CPU past
-saturation), and light sessions beside heavy ones keep their rate even when the
-machine has less to give than the ceiling.
-
 A session's cost is known from its second step (the first builds its plan and warms
 caches, and is forgotten); a single slow step (a garbage collection, a page fault)
 counts as at most ``OUTLIER`` times the smoothed cost, and a throttled session is still
@@ -53,18 +38,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 SMOOTHING = 0.2  # weight of the newest step in a session's smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
-IDLE = 0.05  # a loop idle for less than this fraction of a window fell behind
-HEADROOM = 0.9  # fallen behind: the capacity becomes this × the CPU the steps got
-GROWTH = 1.1  # on schedule: the capacity grows by this factor per refresh
-MIN_CAPACITY = 0.02  # [s/s] the capacity never adapts below this
-ONE_CORE = 1.0  # [s/s] nor grows above this: a loop is one thread
 
 
 Charge = tuple[object, float, float, bool]
@@ -83,31 +63,20 @@ class FairShare:
     """Per-session demand and the water level of one solve loop (module docstring).
 
     Args:
-        capacity: The ceiling :math:`\bar C`: seconds of solving per second the loop's
-            sessions may take together before the heaviest are slowed (a fraction of
-            one core; ``inf``: never slow). Less when the loop falls behind.
+        capacity: Seconds of solving per second the loop's sessions may take together
+            before the heaviest are slowed (a fraction of one core; ``inf``: never slow).
         refresh_s: The level is recomputed at most this often [s].
-        clock: The monotonic clock [s] (a test's own).
     """
 
-    def __init__(
-        self,
-        capacity: float,
-        refresh_s: float = REFRESH_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, capacity: float, refresh_s: float = REFRESH_S) -> None:
         if not capacity > 0:
             raise ValueError(f"capacity must be > 0, got {capacity}")
         self.capacity = capacity
         self.refresh_s = refresh_s
-        self._clock = clock
         self._demands: dict[object, _Demand] = {}
         self._level = math.inf
         self._refreshed = -math.inf
         self._lock = threading.Lock()
-        self._shared = capacity  # C: what the loop shares now
-        self._window = _Window(clock())
-        self._idle_since: float | None = None  # [s] since when the loop found nothing due
 
     def record(self, key: object, cost: float, rate_hz: float, running: bool) -> None:
         """A step of ``key`` took ``cost`` seconds of CPU; it keeps running at
@@ -122,19 +91,6 @@ class FairShare:
         level = water_level([charge[1] for charge in charges], cpu)
         with self._lock:
             self._add(charges, level)
-            self._window.cpu += cpu
-            self._window.passes += 1
-
-    def looked(self, now: float, due: bool) -> None:
-        """The loop looked for steps at ``now`` [s, monotonic] and found some ``due``
-        or none: the time from a look that found none to the next that found some
-        was idle."""
-        if not due:
-            if self._idle_since is None:
-                self._idle_since = now
-        elif self._idle_since is not None:
-            self._window.idle += now - self._idle_since
-            self._idle_since = None
 
     def _add(self, charges: Sequence[Charge], level: float) -> None:
         """Record each ``(key, cost [s], rate [Hz], running)`` of ``charges``, its cost
@@ -167,7 +123,7 @@ class FairShare:
         demand = self._demands.get(key)
         if demand is None or demand.steps < 2:
             return period, False
-        now = self._clock()  # level(), inlined: once a step
+        now = time.monotonic()  # level(), inlined: once a step
         level = self._level if now - self._refreshed < self.refresh_s else self._refresh(now)
         if demand.cost * demand.rate <= level:
             return period, False
@@ -175,38 +131,14 @@ class FairShare:
 
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the loop is not overloaded)."""
-        now = self._clock()
+        now = time.monotonic()
         return self._level if now - self._refreshed < self.refresh_s else self._refresh(now)
 
-    def shared(self) -> float:
-        """The capacity :math:`C` [s/s] shared now (``inf``: never slow); it adapts at
-        each refresh of the level (module docstring)."""
-        return self._shared
-
     def _refresh(self, now: float) -> float:
-        """Adapt the capacity to the window since the last refresh (once it is
-        ``refresh_s`` long), recompute the level at ``now`` [s, monotonic], return it."""
+        """Recompute the level at ``now`` [s, monotonic] and return it."""
         self._refreshed = now
-        demands = self._running_demands()
-        if math.isfinite(self.capacity) and now - self._window.start >= self.refresh_s:
-            with self._lock:
-                window, self._window = self._window, _Window(now)
-            if self._idle_since is not None:  # idle now: the window's share of it
-                window.idle += now - self._idle_since
-                self._idle_since = now
-            self._shared = self._adapted(window, now - window.start, sum(demands))
-        self._level = water_level(demands, self._shared)
+        self._level = water_level(self._running_demands(), self.capacity)
         return self._level
-
-    def _adapted(self, window: _Window, seconds: float, demand: float) -> float:
-        """The capacity [s/s] after a ``seconds`` long ``window`` in which the running
-        sessions demanded ``demand`` [s/s] in all (module docstring)."""
-        if window.passes and window.idle < IDLE * seconds:  # fallen behind
-            used = HEADROOM * window.cpu / max(seconds, 1e-9)
-            return max(MIN_CAPACITY, min(self.capacity, ONE_CORE, used))
-        if demand <= self._shared:  # nobody is slowed
-            return self.capacity
-        return min(self.capacity, ONE_CORE, GROWTH * self._shared)
 
     def total_demand(self) -> float:
         """:math:`\\sum_i d_i` over running sessions [s/s] (metrics)."""
@@ -215,16 +147,6 @@ class FairShare:
     def _running_demands(self) -> list[float]:
         with self._lock:
             return [d.cost * d.rate for d in self._demands.values() if d.running and d.steps > 1]
-
-
-@dataclass
-class _Window:
-    """What the loop did since the level's last refresh."""
-
-    start: float  # [s, monotonic]
-    cpu: float = 0.0  # [s] CPU time of the passes' steps
-    passes: int = 0
-    idle: float = 0.0  # [s] time it found nothing due
 
 
 def water_level(demands: list[float], capacity: float) -> float:

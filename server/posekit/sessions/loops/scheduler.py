@@ -1,29 +1,24 @@
 """One solver thread that steps every due session.
 
-Sessions wait in queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
-*changes* (a session woken by a new target, weight, task…) and the *cadence* (a running
-session's next regular step, one period after its previous one), kept apart for the
-sessions stepped at their own rate (*kept*) and those the fair share slows (*slowed*).
-The thread pops what is due — changes first, then kept, then slowed — steps it (off the
-event loop) and puts it back one period later unless it parked (converged, failed or
-paused). A change steps the session early, in place of its next cadence step, and the
-cadence goes on from that step's due time: changes are answered at once without raising
-the session's rate (which the stream would only drop). Under overload due times slide
-instead of piling up, the queue order keeps sessions round-robin, and interaction stays
-responsive because a change never waits behind the cadence backlog.
+Sessions wait in two queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
+*changes* (a session woken by a new target, weight, task…) and *cadence* (a running
+session's next regular step, one period after its previous one). The thread pops what
+is due — changes first — steps it (off the event loop) and puts it back one period
+later unless it parked (converged, failed or paused). A change steps the session
+early, in place of its next cadence step, and the cadence goes on from that step's due
+time: changes are answered at once without raising the session's rate (which the
+stream would only drop). Under overload due times slide instead of piling up, the
+queue order keeps sessions round-robin, and interaction stays responsive because a
+change never waits behind the cadence backlog.
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
 
 Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
-sessions' steps together take more than the loop's capacity (at most ``capacity``, less
-while the loop falls behind: it is hardly ever idle), the heaviest are stepped less
-often (their states say ``throttled``) so that the others keep their rate.
-Between two steps of a pass, changes that came due are stepped first, and before a slowed
-session's step so are the kept sessions' cadence steps that came due: a change never
-waits for more than one step of another session, and a session at its own rate never
-for more than one step of a slowed one, even while the loop is short of time (the fair
-share finds its capacity by taking a little more than it has now and then).
+sessions' steps together take more than the loop's ``capacity``, the heaviest are
+stepped less often (their states say ``throttled``) so that the others keep their rate.
+Between two steps of a pass, changes that came due are stepped first, so a change never
+waits for more than one step of another session.
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
@@ -61,11 +56,9 @@ LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
-CHANGE, KEPT, SLOWED = 0, 1, 2  # what a session is stepped for: its queue
-_Due = tuple[float, LoopSession, int]
-"""A session taken for a pass: when it was due, the session, and its queue (``CHANGE``,
-``KEPT`` or ``SLOWED``; a plain tuple: one is made per step, and a named tuple's
-constructor is Python)."""
+_Due = tuple[float, LoopSession, bool]
+"""A session taken for a pass: when it was due, the session, and whether for a change
+(a plain tuple: one is made per step, and a named tuple's constructor is Python)."""
 
 
 @dataclass
@@ -87,8 +80,7 @@ class Scheduler:
     Args:
         name: The thread's name.
         capacity: Seconds of solving per second the sessions may take together before
-            the heaviest are throttled, at most (a fraction of one core; ``inf``:
-            never); less while the loop falls behind (fair share).
+            the heaviest are throttled (a fraction of one core; ``inf``: never).
     """
 
     def __init__(self, name: str = "posekit-solver", capacity: float = math.inf) -> None:
@@ -100,9 +92,7 @@ class Scheduler:
         self._cond = threading.Condition(self._lock)
         self._sleeping = False  # whether the solver thread waits on the condition
         self._changes: DueQueue[LoopSession] = DueQueue()
-        self._kept: DueQueue[LoopSession] = DueQueue()  # cadence at the session's rate
-        self._slowed: DueQueue[LoopSession] = DueQueue()  # cadence of throttled ones
-        self._queues = (self._changes, self._kept, self._slowed)  # by CHANGE, KEPT, SLOWED
+        self._cadence: DueQueue[LoopSession] = DueQueue()
         self._slots: dict[LoopSession, _Slot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
@@ -175,21 +165,17 @@ class Scheduler:
         slot.token += 1
         slot.due = at
         slot.urgent = urgent
-        queue = self._changes if urgent else self._kept if slot.period is None else self._slowed
-        queue.push(at, slot.token, session)
+        (self._changes if urgent else self._cadence).push(at, slot.token, session)
         if notify:
             self._cond.notify()
 
     def _earliest(self) -> float:
-        """When the first entry of any queue is due (condition held; inf: none)."""
-        first = math.inf
-        for queue in self._queues:
-            # Comparisons, not min(): in CPython 3.11 min() and max() parse their
-            # keyword arguments on every call, which costs more than the comparison.
-            times = queue.times
-            if times and times[0] < first:
-                first = times[0]
-        return first
+        """When the first entry of either queue is due (condition held; inf: none)."""
+        changes, cadence = self._changes.times, self._cadence.times
+        # Comparisons, not min(): in CPython 3.11 min() and max() parse their keyword
+        # arguments on every call, which costs more than the comparison itself.
+        first = changes[0] if changes else math.inf
+        return cadence[0] if cadence and cadence[0] < first else first
 
     def encodings(self, session: LoopSession, encodings: frozenset[str]) -> None:
         """Nothing to do: in this process, watchers encode a state once, when first sent."""
@@ -213,26 +199,25 @@ class Scheduler:
     def _take_due(self) -> tuple[list[_Due], float | None]:
         """Sessions due now (changes first) and 0, or none and the seconds until one is
         due (None: nothing is scheduled). Condition held."""
-        for queue in self._queues:
-            self._prune(queue)
-        first, now = self._earliest(), time.monotonic()
-        self.fair_share.looked(now, due=first <= now)
-        if first == math.inf:
+        self._prune(self._changes)
+        self._prune(self._cadence)
+        heads = [q.times[0] for q in (self._changes, self._cadence) if q.times]
+        if not heads:
             return [], None
-        delay = max(first, self._last_pass + MIN_PASS_INTERVAL) - now
+        delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
         if delay > 0:
             return [], delay
-        self._last_pass = now
+        now = self._last_pass = time.monotonic()
         horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
-        for kind, queue in enumerate(self._queues):
-            times = queue.times
+        for queue in (self._changes, self._cadence):
+            urgent, times = queue is self._changes, queue.times
             while times and len(due) < MAX_BATCH and times[0] <= horizon:
                 at, token, session = queue.pop()
                 slot = slots.get(session)  # (_valid, inlined: once per step)
                 if slot is not None and slot.token == token:
                     slot.due = None  # in flight
-                    due.append((at, session, kind))
+                    due.append((at, session, urgent))
         return due, 0.0
 
     def step_due(self) -> float | None:
@@ -269,8 +254,7 @@ class Scheduler:
         # CPU time: the thread's CPU clock (a system call) is read at the start of the
         # pass and after its last step; each step's wall time (perf_counter, no system
         # call) apportions it (FairShare.charge_pass).
-        clock = time.perf_counter
-        changes, kept = self._changes.times, self._kept.times  # (read once a pass)
+        clock, changes = time.perf_counter, self._changes.times  # (read once a pass)
         cpu = time.thread_time()
         last = clock()
         while pending:
@@ -282,9 +266,8 @@ class Scheduler:
             charges.append((session, now - last, rate_hz, running))
             last = now
             stepped.append(session)
-            # (The queues read without the lock: a hint.)
-            if pending and (changes or (kept and pending[0][2] == SLOWED)):
-                pending.extendleft(reversed(self._take_ahead(pending[0][2] == SLOWED)))
+            if pending and changes:  # (read without the lock: a hint)
+                pending.extendleft(reversed(self._take_changes_due()))
         cpu = time.thread_time() - cpu
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
             self.fair_share.charge_pass([c for c in charges if not c[0].closed], cpu)
@@ -297,27 +280,25 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
-    def _take_ahead(self, kept: bool) -> list[_Due]:
-        """Changes that came due during a pass, to step next in it, and when ``kept``
-        (a slowed session's step is next) then the kept sessions' due cadence steps."""
+    def _take_changes_due(self) -> list[_Due]:
+        """Changes that came due during a pass, to step next in it."""
         taken: list[_Due] = []
         with self._lock:
             now = time.monotonic()
-            for kind in (CHANGE, KEPT) if kept else (CHANGE,):
-                queue = self._queues[kind]
-                self._prune(queue)
-                while queue.times and queue.times[0] <= now:
-                    entry = queue.pop()
-                    slot = self._valid(entry)
-                    if slot is not None:
-                        slot.due = None  # in flight
-                        taken.append((entry[0], entry[2], kind))
+            self._prune(self._changes)
+            changes = self._changes
+            while changes.times and changes.times[0] <= now:
+                entry = changes.pop()
+                slot = self._valid(entry)
+                if slot is not None:
+                    slot.due = None  # in flight
+                    taken.append((entry[0], entry[2], True))
         return taken
 
     def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool, float]:
         """Step one session and schedule its next step; returns its own rate [Hz] and
         whether it keeps running (for its fair share), and the step's solve time [µs]."""
-        at, session, kind = item
+        at, session, urgent = item
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
         solve_us = 0.0
@@ -337,8 +318,7 @@ class Scheduler:
                     # A change step takes the place of the cadence step it came before:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
-                    change = kind == CHANGE
-                    due = (replaced if change and replaced is not None else at) + period
+                    due = (replaced if urgent and replaced is not None else at) + period
                     self._push(session, slot, due if due > now else now, False)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us
