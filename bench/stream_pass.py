@@ -283,7 +283,7 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.05)
     ids = await asyncio.to_thread(open_sessions, app, args.sessions, args.hz)
     command = [sys.executable, __file__, str(args.sessions), "--client", str(port)]
-    command += ["--ids", ",".join(ids)]
+    command.append("--ids=" + ",".join(ids))  # "=": an id may begin with "-"
     client = await asyncio.create_subprocess_exec(
         *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
