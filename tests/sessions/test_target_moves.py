@@ -18,7 +18,8 @@ from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionSpec
 from posekit.sessions.changes import MoveTarget, SetTarget
 from posekit.sessions.kinds import Target
-from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target, unit
+from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target
+from posekit.sessions.kinds.target_shape import unit
 from posekit.sessions.kinds.trusted import construct
 from posekit.sessions.loops.messages import Diverged, Open, replay_of
 from posekit.sessions.loops.solve_loop import StreamCounters

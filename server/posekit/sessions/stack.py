@@ -51,12 +51,8 @@ from posekit.sessions.kinds import (
     task_kind,
 )
 from posekit.sessions.kinds.base import AnyTaskKind
-from posekit.sessions.kinds.target import (
-    TARGET_FIELDS,
-    TargetValues,
-    packed_target,
-    target_of_values,
-)
+from posekit.sessions.kinds.target import TARGET_FIELDS, packed_target, target_of_values
+from posekit.sessions.kinds.target_shape import TargetValues
 from posekit.sessions.kinds.trusted import replaced
 from posekit.sessions.step import Plan
 

@@ -14,7 +14,8 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import AxisAlignTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import AnyTarget, DirectionShape, DirectionTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, DirectionTarget, Target, vector
+from posekit.sessions.kinds.target_shape import DirectionShape
 from posekit.sessions.types import FrameType
 
 

@@ -22,13 +22,8 @@ from posekit.ik.limits import Limit
 from posekit.ik.tasks import BaseTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.patch import limit_patch_model, task_patch_model
-from posekit.sessions.kinds.target import (
-    AnyTarget,
-    CanonicalFields,
-    Target,
-    TargetShape,
-    TargetValues,
-)
+from posekit.sessions.kinds.target import AnyTarget, CanonicalFields, Target
+from posekit.sessions.kinds.target_shape import TargetShape, TargetValues
 from posekit.sessions.types import FrameType, Name, Role
 
 

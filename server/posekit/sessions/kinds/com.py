@@ -12,7 +12,8 @@ from pydantic import ConfigDict, Field
 
 from posekit.ik.tasks import ComTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import AnyTarget, PointShape, PointTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, PointTarget, Target, vector
+from posekit.sessions.kinds.target_shape import PointShape
 from posekit.sessions.types import Cost3, Gain, LmDamping
 
 

@@ -15,15 +15,8 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import FrameTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import (
-    AnyTarget,
-    PoseShape,
-    PoseTarget,
-    Target,
-    TargetValues,
-    pose_target,
-    target_pose,
-)
+from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
+from posekit.sessions.kinds.target_shape import PoseShape, TargetValues
 from posekit.sessions.types import Cost3, FrameType, Gain, LmDamping, MujocoName
 
 

@@ -14,7 +14,8 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import LookAtTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import AnyTarget, PointShape, PointTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, PointTarget, Target, vector
+from posekit.sessions.kinds.target_shape import PointShape
 
 
 class LookAtTaskSpec(TaskSpecBase):

@@ -13,7 +13,8 @@ from pydantic import ConfigDict, Field
 from posekit.ik.tasks import PostureTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import per_dof_cost
-from posekit.sessions.kinds.target import AnyTarget, PostureShape, PostureTarget, Target, vector
+from posekit.sessions.kinds.target import AnyTarget, PostureTarget, Target, vector
+from posekit.sessions.kinds.target_shape import PostureShape
 from posekit.sessions.types import Gain, LmDamping, MujocoName, NonNegativeFloat
 
 PerJointCost = NonNegativeFloat | dict[MujocoName, NonNegativeFloat]

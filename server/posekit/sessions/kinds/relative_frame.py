@@ -13,14 +13,8 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import RelativeFrameTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.frame import FrameParams
-from posekit.sessions.kinds.target import (
-    AnyTarget,
-    PoseShape,
-    PoseTarget,
-    Target,
-    pose_target,
-    target_pose,
-)
+from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
+from posekit.sessions.kinds.target_shape import PoseShape
 from posekit.sessions.types import FrameType, MujocoName
 
 
