@@ -132,6 +132,7 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         when there is one and nothing waits for the app in the ASGI queue; else queued
         as uvicorn queues it (``send_receive_event_to_app`` of a final ``handle_text`` /
         ``handle_bytes``)."""
+        self.curr_msg_data_type = "bytes" if binary else "text"
         take = self._take
         if take is not None and not self.close_sent and self.queue.empty():
             try:
@@ -139,7 +140,6 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
             except UnicodeDecodeError:
                 pass  # queued below, as uvicorn does: which fails it with 1007
             else:
-                self.curr_msg_data_type = "bytes" if binary else "text"
                 try:
                     take(payload)
                 except Exception:
@@ -147,7 +147,6 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
                     self.conn.send_close(1011)
                     self.handle_parser_exception()
                 return
-        self.curr_msg_data_type = "bytes" if binary else "text"
         self.frames = [data]
         super().send_receive_event_to_app()
 

@@ -74,7 +74,12 @@ class TaskEntry:
     @functools.cached_property
     def where(self) -> str:
         """The task as errors about its target name it (made once: every move asks)."""
-        return f"task {self.spec.name!r} (type {self.spec.type!r})"
+        return _task_where(self.spec.name, self.spec.type)
+
+
+def _task_where(name: str | None, type_: str) -> str:
+    """How errors about a task's patch or target name it."""
+    return f"task {name!r} (type {type_!r})"
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,7 @@ class TaskStack:
         entry = self.task(name)
         spec = entry.spec
         kind = task_kind(spec)
-        fits(kind.patch_model, patch, f"task {name!r} (type {spec.type!r})")
+        fits(kind.patch_model, patch, entry.where)
         updates = patch.param_updates()
         fields = spec.model_dump(exclude={"target"})
         fields["params"].update(updates)
@@ -380,7 +385,7 @@ class TaskStack:
         shape = task_kind(spec).target_shape
         if shape is None:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
-        return shape.merge(spec.target, update, self.model, f"task {name!r} (type {spec.type!r})")
+        return shape.merge(spec.target, update, self.model, _task_where(name, spec.type))
 
     def _build_task(self, spec: TaskSpecBase, name: str, configuration: Configuration) -> TaskEntry:
         kind = task_kind(spec)
