@@ -120,12 +120,16 @@ class StateMessage(BaseModel):
     throttled: bool = Field(
         False,
         description=(
-            "The server steps this session less often than its rate_hz: its steps are heavy "
-            "and the solver is full, so it gets a fair share and lighter sessions keep theirs."
+            "This session's steps are heavy and the solver is full: it gets its fair share "
+            "(plus whatever time the solver has left over) and lighter sessions keep theirs."
         ),
     )
     rate_hz: float = Field(
-        0.0, description="The rate the server steps this session at [Hz] (lower if throttled)."
+        0.0,
+        description=(
+            "The rate the server steps this session at [Hz] (lower if throttled; then "
+            "smoothed over its last steps)."
+        ),
     )
 
 

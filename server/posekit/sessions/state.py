@@ -35,10 +35,11 @@ class SessionState:
         ref: The ``ref`` of the latest target applied before this step, if any.
         revision: The session's change counter when the step ran; a state whose
             revision is newer than the previous one answers a change.
-        throttled: Whether the solve loop steps this session less often than its
-            ``rate_hz``, because its steps are heavy and the loop is full (fair share).
+        throttled: Whether the session is above its fair share: its steps are heavy
+            and the loop is full, so it is stepped at its share (plus, in a solver
+            process, the loop's time left over) and lighter sessions keep their rate.
         rate_hz: The rate the loop steps this session at [Hz]: its own ``rate_hz``, or
-            less while it is throttled.
+            while it is throttled the rate it gets (smoothed).
     """
 
     seq: int

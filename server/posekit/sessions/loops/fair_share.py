@@ -129,6 +129,11 @@ class FairShare:
             return period, False
         return max(period, min(demand.cost / level, MAX_PERIOD_S)), True
 
+    def cost(self, key: object) -> float:
+        """The smoothed CPU time of a step of ``key`` [s] (0 while it is unknown)."""
+        demand = self._demands.get(key)
+        return 0.0 if demand is None else demand.cost
+
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the loop is not overloaded)."""
         now = time.monotonic()

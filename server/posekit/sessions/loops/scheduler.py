@@ -20,6 +20,17 @@ stepped less often (their states say ``throttled``) so that the others keep thei
 Between two steps of a pass, changes that came due are stepped first, so a change never
 waits for more than one step of another session.
 
+With ``extra_steps`` (a solver process, whose loop has a core of its own) the capacity
+is what the loop *guarantees* first, not a ceiling: a throttled session is stepped at
+its fair share's period, and besides, at its own rate, whenever nothing else is due —
+an *extra step*, from a third queue of the throttled sessions' own-rate due times, in
+passes of about ``EXTRA_PASS_S`` of their steps. So light sessions keep their rate and
+go first, and what the loop has beyond the capacity is not left idle: sessions that all
+cost the same are stepped round-robin as fast as the loop can (a fixed capacity would
+hold them below that past saturation). A throttled state's ``rate_hz`` is the rate it
+gets, smoothed. The thread of :meth:`Scheduler.start` shares the GIL with the event loop
+and keeps the capacity as a ceiling.
+
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
 batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
@@ -54,6 +65,8 @@ WAKE_SPACING = 0.5
 MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
+EXTRA_PASS_S = 0.005  # [s] of smoothed step costs taken for one pass of extra steps
+RATE_SMOOTHING = 0.2  # weight of the newest interval in a throttled session's rate
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
 _Due = tuple[float, LoopSession, bool]
@@ -71,6 +84,7 @@ class _Slot:
     replaced: float | None = None  # when the cadence step a pending change replaced was due
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
     period: float | None = None  # [s] its period when throttled, else None
+    interval: float = 0.0  # [s] smoothed time between its steps while throttled; 0: none
 
 
 class Scheduler:
@@ -81,11 +95,16 @@ class Scheduler:
         name: The thread's name.
         capacity: Seconds of solving per second the sessions may take together before
             the heaviest are throttled (a fraction of one core; ``inf``: never).
+        extra_steps: Whether throttled sessions also get the loop's time left over, at
+            their own rate (module docstring; for :meth:`step_due`'s callers).
     """
 
-    def __init__(self, name: str = "posekit-solver", capacity: float = math.inf) -> None:
+    def __init__(
+        self, name: str = "posekit-solver", capacity: float = math.inf, extra_steps: bool = False
+    ) -> None:
         self._name = name
         self.fair_share = FairShare(capacity)
+        self.extra_steps = extra_steps
         # The condition's lock, taken directly where nobody waits (Condition's own
         # __enter__ is a Python call); the thread waits on the condition.
         self._lock = threading.RLock()
@@ -93,6 +112,7 @@ class Scheduler:
         self._sleeping = False  # whether the solver thread waits on the condition
         self._changes: DueQueue[LoopSession] = DueQueue()
         self._cadence: DueQueue[LoopSession] = DueQueue()
+        self._extra: DueQueue[LoopSession] = DueQueue()  # throttled ones' own-rate dues
         self._slots: dict[LoopSession, _Slot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
@@ -154,8 +174,12 @@ class Scheduler:
                 at = min(at, slot.due)
             self._push(session, slot, at, urgent=True)
 
-    def _push(self, session: LoopSession, slot: _Slot, at: float, urgent: bool) -> None:
-        """Make ``(at, urgent)`` the session's only valid entry (condition held)."""
+    def _push(
+        self, session: LoopSession, slot: _Slot, at: float, urgent: bool, extra: float = 0.0
+    ) -> None:
+        """Make ``(at, urgent)`` the session's valid entry, and with ``extra`` > 0 its
+        extra step's due time its other one (the first popped invalidates the other;
+        condition held)."""
         if session.closed:
             self._slots.pop(session, None)
             return
@@ -166,6 +190,8 @@ class Scheduler:
         slot.due = at
         slot.urgent = urgent
         (self._changes if urgent else self._cadence).push(at, slot.token, session)
+        if extra > 0.0:
+            self._extra.push(extra, slot.token, session)
         if notify:
             self._cond.notify()
 
@@ -188,9 +214,12 @@ class Scheduler:
 
     # ------------------------------------------------------------------ loop
     def _valid(self, entry: _Entry) -> _Slot | None:
-        """The session's slot if ``entry`` is its valid entry (condition held)."""
+        """The session's slot if ``entry`` is a valid entry of it (condition held; an
+        entry's twin taken before it left the session in flight, ``due`` None)."""
         slot = self._slots.get(entry[2])
-        return slot if slot is not None and slot.token == entry[1] else None
+        if slot is None or slot.token != entry[1] or slot.due is None:
+            return None
+        return slot
 
     def _prune(self, queue: DueQueue[LoopSession]) -> None:
         while queue.times and self._valid(queue.head()) is None:
@@ -202,12 +231,20 @@ class Scheduler:
         self._prune(self._changes)
         self._prune(self._cadence)
         heads = [q.times[0] for q in (self._changes, self._cadence) if q.times]
+        if self.extra_steps:
+            self._prune(self._extra)
+            if self._extra.times:  # (after the others: taken only when they are not due)
+                heads.append(self._extra.times[0])
         if not heads:
             return [], None
         delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
+        if self.extra_steps and not any(
+            q.times and q.times[0] <= now for q in (self._changes, self._cadence)
+        ):
+            return self._take_extra(now), 0.0
         horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
         for queue in (self._changes, self._cadence):
@@ -215,10 +252,25 @@ class Scheduler:
             while times and len(due) < MAX_BATCH and times[0] <= horizon:
                 at, token, session = queue.pop()
                 slot = slots.get(session)  # (_valid, inlined: once per step)
-                if slot is not None and slot.token == token:
+                if slot is not None and slot.token == token and slot.due is not None:
                     slot.due = None  # in flight
                     due.append((at, session, urgent))
         return due, 0.0
+
+    def _take_extra(self, now: float) -> list[_Due]:
+        """Throttled sessions whose own-rate step is due, for a pass of extra steps:
+        in due order, until their smoothed costs add up to ``EXTRA_PASS_S`` (condition
+        held; nothing else is due)."""
+        taken: list[_Due] = []
+        extra, slots, cost = self._extra, self._slots, 0.0
+        while extra.times and extra.times[0] <= now and cost < EXTRA_PASS_S:
+            at, token, session = extra.pop()
+            slot = slots.get(session)
+            if slot is not None and slot.token == token and slot.due is not None:
+                slot.due = None  # in flight
+                taken.append((at, session, False))
+                cost += self.fair_share.cost(session)
+        return taken
 
     def step_due(self) -> float | None:
         """Run one pass when sessions are due (returns 0); otherwise return the seconds
@@ -301,9 +353,14 @@ class Scheduler:
         at, session, urgent = item
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
+        rate_hz = 1.0 / period
+        if throttled and self.extra_steps:
+            slot = self._slots.get(session)  # (read without the lock: a float)
+            if slot is not None and slot.interval > 0.0:  # what it gets, extra steps too
+                rate_hz = min(1.0 / own_period, max(rate_hz, 1.0 / slot.interval))
         solve_us = 0.0
         try:
-            state = session.step(batch, throttled, 1.0 / period)
+            state = session.step(batch, throttled, rate_hz)
             keep_going, solve_us = state.status == "running", state.solve_us
         except Exception:  # a bug in one session must not stop the others
             logger.exception("session %s: step crashed", session.id)
@@ -311,14 +368,28 @@ class Scheduler:
         with self._lock:
             slot = self._slots.get(session)
             if slot is not None:
-                now = slot.last_step = time.monotonic()
+                now = time.monotonic()
+                slot.interval = _smoothed(slot.interval, now - slot.last_step, throttled)
+                slot.last_step = now
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
                 if keep_going and slot.due is None:  # not rescheduled by a change
                     # A change step takes the place of the cadence step it came before:
                     # the cadence goes on from that step's due time, so changes do not
                     # add steps.
-                    due = (replaced if urgent and replaced is not None else at) + period
-                    self._push(session, slot, due if due > now else now, False)
+                    base = replaced if urgent and replaced is not None else at
+                    due, extra = base + period, 0.0
+                    if throttled and self.extra_steps:
+                        extra = base + own_period
+                        extra = extra if extra > now else now
+                    self._push(session, slot, due if due > now else now, False, extra)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us
+
+
+def _smoothed(interval: float, gap: float, throttled: bool) -> float:
+    """A throttled session's smoothed ``interval`` [s] between steps after a ``gap`` [s]
+    between its last two (0 when it is not throttled or was not stepped before)."""
+    if not throttled or not math.isfinite(gap):
+        return 0.0
+    return gap if interval == 0.0 else interval + RATE_SMOOTHING * (gap - interval)

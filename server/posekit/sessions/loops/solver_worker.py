@@ -85,7 +85,9 @@ class MirrorHost:
         self._registry = registry
         self.sessions: dict[str, Session] = {}
         self._epochs: dict[str, int] = {}
-        self.scheduler = Scheduler(name="posekit-solver-process", capacity=capacity)
+        self.scheduler = Scheduler(
+            name="posekit-solver-process", capacity=capacity, extra_steps=True
+        )
         self.scheduler.on_pass = self._publish
         self.credit = BatchCredit()
         # Sessions waiting for their model: their messages, in arrival order.

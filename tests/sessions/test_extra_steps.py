@@ -1,0 +1,90 @@
+"""Extra steps: in a solver process, throttled sessions also get the loop's time left over."""
+
+from __future__ import annotations
+
+import time
+
+from posekit.sessions.loops.scheduler import EXTRA_PASS_S, Scheduler
+from posekit.sessions.state import SessionState
+from support.busy_session import BusySession
+
+RATE_HZ = 60.0
+
+
+def _drive(scheduler: Scheduler, seconds: float) -> None:
+    """Run ``step_due`` as a solver process does, sleeping while nothing is due."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        delay = scheduler.step_due()
+        if delay is None or delay > 0.0:
+            time.sleep(min(delay or 0.01, 0.01))
+
+
+def _warm(scheduler: Scheduler, sessions: list[BusySession]) -> None:
+    """Attach ``sessions`` and step them until the fair share knows every cost."""
+    for session in sessions:
+        scheduler.attach(session)
+    deadline = time.monotonic() + 20.0
+    while min(len(s.states) for s in sessions) < 3:
+        assert time.monotonic() < deadline, "the sessions were not stepped"
+        _drive(scheduler, 0.05)
+    for session in sessions:
+        session.states.clear()
+
+
+def _heavy_steps(extra_steps: bool) -> tuple[list[int], list[SessionState]]:
+    """Steps in 1.5 s of three sessions demanding 0.18 s/s each on a loop whose capacity
+    is 0.06 s/s (each throttled to 0.02 s/s: 6.7 steps a second), and their last states."""
+    heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
+    scheduler = Scheduler(capacity=0.06, extra_steps=extra_steps)
+    _warm(scheduler, heavy)
+    _drive(scheduler, 1.5)
+    return [len(s.states) for s in heavy], [s.states[-1] for s in heavy]
+
+
+def test_throttled_sessions_take_the_time_the_loop_has_left_over() -> None:
+    """With extra steps the three throttled sessions are stepped far more often than
+    their fair share's period (together they demand about half of a core, which an
+    idle loop has); without, at that period. Their states stay ``throttled`` and say
+    the rate they get."""
+    capped, capped_states = _heavy_steps(extra_steps=False)
+    extra, extra_states = _heavy_steps(extra_steps=True)
+    assert max(capped) <= 1.5 * 6.7 * 1.5 + 2, capped
+    assert min(extra) >= 3 * max(capped), (extra, capped)
+    assert all(state.throttled for state in capped_states + extra_states)
+    assert all(state.rate_hz < 10.0 for state in capped_states), capped_states
+    assert all(state.rate_hz > 20.0 for state in extra_states), extra_states
+    assert all(state.rate_hz <= RATE_HZ for state in extra_states)
+    assert max(extra) - min(extra) <= 0.2 * max(extra) + 2, extra  # evenly shared
+
+
+def test_light_sessions_keep_their_rate_beside_extra_steps() -> None:
+    """Light sessions are never throttled and are stepped at their rate while heavy ones
+    fill the rest of the loop with extra steps."""
+    heavy = [BusySession(f"heavy{i}", cost=0.004) for i in range(4)]
+    light = [BusySession(f"light{i}", cost=0.0002) for i in range(5)]
+    scheduler = Scheduler(capacity=0.2, extra_steps=True)
+    _warm(scheduler, heavy + light)
+    window = 1.5
+    _drive(scheduler, window)
+    for session in light:
+        assert len(session.states) >= 0.8 * RATE_HZ * window, len(session.states)
+        assert not any(state.throttled for state in session.states)
+    # Each heavy one's fair share: (0.2 - 5 × 0.012) / 4 = 0.035 s/s, 8.75 steps a second.
+    assert min(len(s.states) for s in heavy) >= 2 * 8.75 * window
+
+
+def test_a_pass_of_extra_steps_takes_about_extra_pass_s_of_steps() -> None:
+    """Ten throttled sessions whose own-rate steps are all due, none of their fair-share
+    steps: one call of ``step_due`` runs one pass of extra steps, as many as their
+    smoothed costs need to reach ``EXTRA_PASS_S`` (2 ms each: three), not all ten."""
+    heavy = [BusySession(f"heavy{i}", cost=0.002) for i in range(10)]
+    scheduler = Scheduler(capacity=0.001, extra_steps=True)  # fair share: once a second
+    passes: list[list[object]] = []
+    scheduler.on_pass = lambda stepped: passes.append(list(stepped))
+    _warm(scheduler, heavy)
+    time.sleep(1.5 / RATE_HZ)  # every own-rate step is due; the next fair-share one in ~1 s
+    passes.clear()
+    assert scheduler.step_due() == 0.0
+    expected = int(EXTRA_PASS_S // 0.002) + 1
+    assert len(passes) == 1 and len(passes[0]) == expected, passes
