@@ -259,11 +259,12 @@ class Scheduler:
 
     def _take_extra(self, now: float) -> list[_Due]:
         """Throttled sessions whose own-rate step is due, for a pass of extra steps:
-        in due order, until their smoothed costs add up to ``EXTRA_PASS_S`` (condition
-        held; nothing else is due)."""
+        in due order, until their smoothed costs add up to ``EXTRA_PASS_S`` (at most
+        ``MAX_BATCH``; condition held; nothing else is due)."""
         taken: list[_Due] = []
         extra, slots, cost = self._extra, self._slots, 0.0
-        while extra.times and extra.times[0] <= now and cost < EXTRA_PASS_S:
+        times = extra.times
+        while times and times[0] <= now and cost < EXTRA_PASS_S and len(taken) < MAX_BATCH:
             at, token, session = extra.pop()
             slot = slots.get(session)
             if slot is not None and slot.token == token and slot.due is not None:
