@@ -65,6 +65,20 @@ def test_one_slow_step_cannot_park_a_session() -> None:
     assert share.period("new", 1 / 60) == (1 / 60, False)
 
 
+def test_a_cost_measured_too_high_is_forgotten_within_a_few_steps() -> None:
+    """Its second step (the first counted) found cold caches: 10× its real cost. Slowed
+    by it, the session is stepped less often, so the estimate must fall quickly: within
+    10 % of the real cost after seven steps (smoothed at 0.2 both ways it would still be
+    2.9×). A real rise is believed more slowly: after seven steps at 4× (the outlier
+    cap) the estimate is still under 90 % of it."""
+    share = FairShare(capacity=0.5, refresh_s=0.0)
+    _steps(share, "cold", [0.05, 0.001] + [0.0001] * 7)
+    assert share.cost("cold") <= 1.1 * 0.0001
+    rising = FairShare(capacity=0.5, refresh_s=0.0)
+    _steps(rising, "rising", [0.05, 0.0001] + [0.0004] * 7)
+    assert 0.0002 < rising.cost("rising") < 0.9 * 0.0004
+
+
 def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:
     """Two sessions demanding 0.6 s/s each and five light ones on a loop of capacity 0.3:
     the heavy ones are stepped at the level, the light ones at their rate."""

@@ -13,7 +13,11 @@ A session's cost is known from its second step (the first builds its plan and wa
 caches, and is forgotten); a single slow step (a garbage collection, a page fault)
 counts as at most ``OUTLIER`` times the smoothed cost, and a throttled session is still
 stepped at least every ``MAX_PERIOD_S``: one unlucky measurement cannot park a session
-for the many slow steps it would take to forget it. Parked sessions (converged, failed,
+for the many slow steps it would take to forget it. The smoothing is quicker down
+(``SMOOTHING_DOWN``) than up (``SMOOTHING``): a cost measured too high (a step that
+found cold caches, as the second step often does) throttles its session harder, so it
+is stepped less often and would be forgotten ever more slowly, while sessions that cost
+the same must be slowed alike. Parked sessions (converged, failed,
 paused) demand nothing.
 
 Costs are the CPU time of the stepping thread, so time the process waits for a core or
@@ -42,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 SMOOTHING = 0.2  # weight of the newest step in a session's smoothed cost
+SMOOTHING_DOWN = 0.5  # its weight when it cost less than the smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
@@ -107,7 +112,8 @@ class FairShare:
             else:
                 ceiling = OUTLIER * demand.cost  # (a comparison: min() parses keywords)
                 smoothed = charged if charged < ceiling else ceiling
-                demand.cost += SMOOTHING * (smoothed - demand.cost)
+                weight = SMOOTHING if smoothed > demand.cost else SMOOTHING_DOWN
+                demand.cost += weight * (smoothed - demand.cost)
             demand.steps += 1
             demand.rate = rate_hz
             demand.running = running
