@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.scheduler import EXTRA_PASS_S, Scheduler
 from posekit.sessions.state import SessionState
 from support.busy_session import BusySession
@@ -88,3 +89,22 @@ def test_a_pass_of_extra_steps_takes_about_extra_pass_s_of_steps() -> None:
     assert scheduler.step_due() == 0.0
     expected = int(EXTRA_PASS_S // 0.002) + 1
     assert len(passes) == 1 and len(passes[0]) == expected, passes
+
+
+def test_changes_to_a_throttled_session_are_answered_with_extra_steps() -> None:
+    """Three throttled sessions (6.7 steps a second each at their fair share) changed
+    every 10 ms: a change takes the place of the session's pending steps, and with extra
+    steps it is also due at the session's own spacing (half its period), so the loop,
+    which has the time, answers it far more often than the fair share's period would;
+    never more than twice the session's rate, as for any session changed that often."""
+    heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
+    scheduler = Scheduler(capacity=0.06, extra_steps=True)
+    _warm(scheduler, heavy)
+    window, end = 1.5, time.monotonic() + 1.5
+    while time.monotonic() < end:
+        for session in heavy:
+            scheduler.changed(session, SetQ([]))
+        _drive(scheduler, 0.01)
+    counts = [len(s.states) for s in heavy]
+    assert min(counts) >= 4 * 6.7 * window, counts
+    assert max(counts) <= 2 * RATE_HZ * window + 2, counts

@@ -24,7 +24,8 @@ With ``extra_steps`` (a solver process, whose loop has a core of its own) the ca
 is what the loop *guarantees* first, not a ceiling: a throttled session is stepped at
 its fair share's period, and besides, at its own rate, whenever nothing else is due —
 an *extra step*, from a third queue of the throttled sessions' own-rate due times, in
-passes of about ``EXTRA_PASS_S`` of their steps. So light sessions keep their rate and
+passes of about ``EXTRA_PASS_S`` of their steps (started at once: ``MIN_PASS_INTERVAL``
+batches steps coming due, and these are due already). So light sessions keep their rate and
 go first, and what the loop has beyond the capacity is not left idle: sessions that all
 cost the same are stepped round-robin as fast as the loop can (a fixed capacity would
 hold them below that past saturation). A throttled state's ``rate_hz`` is the rate it
@@ -157,22 +158,28 @@ class Scheduler:
         self.wake(session)
 
     def wake(self, session: LoopSession) -> None:
-        """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change)."""
+        """Step ``session`` as soon as allowed, ahead of the cadence backlog (a change);
+        a throttled one at its fair share's spacing, and with extra steps besides at its
+        own (an extra step, when the loop has time)."""
         with self._lock:
             slot = self._slots.get(session)
             if slot is None:
                 if session.closed:
                     return
                 slot = self._slots[session] = _Slot()
-            spacing = slot.period if slot.period is not None else WAKE_SPACING * session.period
-            at = max(time.monotonic(), slot.last_step + spacing)
+            now, own_spacing = time.monotonic(), WAKE_SPACING * session.period
+            spacing = slot.period if slot.period is not None else own_spacing
+            at = max(now, slot.last_step + spacing)
             if slot.due is not None:
                 if slot.urgent and slot.due <= at:
                     return
                 if not slot.urgent:
                     slot.replaced = slot.due
                 at = min(at, slot.due)
-            self._push(session, slot, at, urgent=True)
+            extra = 0.0
+            if self.extra_steps and slot.period is not None:
+                extra = max(now, slot.last_step + own_spacing)
+            self._push(session, slot, at, urgent=True, extra=extra)
 
     def _push(
         self, session: LoopSession, slot: _Slot, at: float, urgent: bool, extra: float = 0.0
@@ -231,20 +238,22 @@ class Scheduler:
         self._prune(self._changes)
         self._prune(self._cadence)
         heads = [q.times[0] for q in (self._changes, self._cadence) if q.times]
+        now = time.monotonic()
+        first = min(heads) if heads else math.inf
+        delay = max(first, self._last_pass + MIN_PASS_INTERVAL) - now
         if self.extra_steps:
             self._prune(self._extra)
-            if self._extra.times:  # (after the others: taken only when they are not due)
-                heads.append(self._extra.times[0])
-        if not heads:
+            if self._extra.times:
+                extra = self._extra.times[0]
+                if extra <= now < first:  # nothing else is due: at once, not spaced
+                    return self._take_extra(now), 0.0
+                if now < extra < now + delay:
+                    delay = extra - now
+        if delay == math.inf:
             return [], None
-        delay = max(min(heads), self._last_pass + MIN_PASS_INTERVAL) - time.monotonic()
         if delay > 0:
             return [], delay
         now = self._last_pass = time.monotonic()
-        if self.extra_steps and not any(
-            q.times and q.times[0] <= now for q in (self._changes, self._cadence)
-        ):
-            return self._take_extra(now), 0.0
         horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
         for queue in (self._changes, self._cadence):
