@@ -21,16 +21,14 @@ Between two steps of a pass, changes that came due are stepped first, so a chang
 waits for more than one step of another session.
 
 With ``extra_steps`` (a solver process, whose loop has a core of its own) the capacity
-is what the loop *guarantees* first, not a ceiling: a throttled session is stepped at
-its fair share's period, and besides, at its own rate, whenever nothing else is due —
-an *extra step*, from a third queue of the throttled sessions' own-rate due times, in
-passes of about ``EXTRA_PASS_S`` of their steps (started at once: ``MIN_PASS_INTERVAL``
-batches steps coming due, and these are due already). So light sessions keep their rate and
-go first, and what the loop has beyond the capacity is not left idle: sessions that all
-cost the same are stepped round-robin as fast as the loop can (a fixed capacity would
-hold them below that past saturation). A throttled state's ``rate_hz`` is the rate it
-gets, smoothed. The thread of :meth:`Scheduler.start` shares the GIL with the event loop
-and keeps the capacity as a ceiling.
+is what the loop *guarantees* first, not a ceiling: a throttled session is stepped (and a
+change to it answered) at its fair share's spacing, and besides at its own whenever
+nothing else is due — an *extra step*, from a third queue, in passes of about
+``EXTRA_PASS_S`` of steps, started at once (they are due already). Light sessions keep
+their rate and go first; what the loop has beyond the capacity is not left idle. A
+throttled state's ``rate_hz`` is the rate it gets, smoothed. The thread of
+:meth:`Scheduler.start` shares the GIL with the event loop and keeps the capacity as a
+ceiling.
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
