@@ -67,10 +67,17 @@ class TargetShape(ABC):
     model: ClassVar[type[Target]]
     """The API's model of this shape (its schema lists exactly :attr:`fields`)."""
     fields: ClassVar[tuple[str, ...]]
-    field_set: ClassVar[frozenset[str]]  # the same, as a set
-    model_index: ClassVar[int]  # the index of :attr:`model` in TARGET_MODELS
+    field_set: ClassVar[frozenset[str]]  # the same, as a set (derived)
+    model_index: ClassVar[int]  # the index of :attr:`model` in TARGET_MODELS (derived)
     combine: ClassVar[str] = " or "  # how the fields are listed in errors
     gizmo: ClassVar[GizmoShape | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive :attr:`field_set` and :attr:`model_index` from a shape's declared
+        :attr:`fields` and :attr:`model`."""
+        super().__init_subclass__(**kwargs)
+        cls.field_set = frozenset(cls.fields)
+        cls.model_index = TARGET_MODELS.index(cls.model)
 
     def check(self, update: Target, where: str) -> None:
         """Raise :class:`InvalidRequest` unless ``update`` sets only (and some of) our fields."""
@@ -121,8 +128,6 @@ class TargetShape(ABC):
 class PoseShape(TargetShape):
     model = PoseTarget
     fields = ("position", "wxyz")
-    field_set = frozenset(fields)
-    model_index = TARGET_MODELS.index(model)
     combine = " and/or "
     gizmo: ClassVar[GizmoShape | None] = "pose"
 
@@ -147,8 +152,6 @@ class PoseShape(TargetShape):
 class PointShape(TargetShape):
     model = PointTarget
     fields = ("position",)
-    field_set = frozenset(fields)
-    model_index = TARGET_MODELS.index(model)
     gizmo: ClassVar[GizmoShape | None] = "point"
 
     def complete(
@@ -167,8 +170,6 @@ class PointShape(TargetShape):
 class DirectionShape(TargetShape):
     model = DirectionTarget
     fields = ("direction",)
-    field_set = frozenset(fields)
-    model_index = TARGET_MODELS.index(model)
     gizmo: ClassVar[GizmoShape | None] = "direction"
 
     def complete(
@@ -187,8 +188,6 @@ class DirectionShape(TargetShape):
 class PostureShape(TargetShape):
     model = PostureTarget
     fields = ("q", "keyframe")
-    field_set = frozenset(fields)
-    model_index = TARGET_MODELS.index(model)
 
     def check_given(self, given: Collection[str], where: str) -> None:
         super().check_given(given, where)

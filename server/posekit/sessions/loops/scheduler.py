@@ -273,7 +273,7 @@ class Scheduler:
         times = extra.times
         while times and times[0] <= now and cost < EXTRA_PASS_S and len(taken) < MAX_BATCH:
             at, token, session = extra.pop()
-            slot = slots.get(session)
+            slot = slots.get(session)  # (_valid, inlined: once per step)
             if slot is not None and slot.token == token and slot.due is not None:
                 slot.due = None  # in flight
                 taken.append((at, session, False))
@@ -377,7 +377,13 @@ class Scheduler:
             slot = self._slots.get(session)
             if slot is not None:
                 now = time.monotonic()
-                slot.interval = _smoothed(slot.interval, now - slot.last_step, throttled)
+                if throttled and self.extra_steps and slot.last_step > -math.inf:
+                    gap, interval = now - slot.last_step, slot.interval  # its step interval
+                    slot.interval = (
+                        gap if interval == 0.0 else interval + RATE_SMOOTHING * (gap - interval)
+                    )
+                elif slot.interval:
+                    slot.interval = 0.0
                 slot.last_step = now
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
@@ -393,11 +399,3 @@ class Scheduler:
                     self._push(session, slot, due if due > now else now, False, extra)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us
-
-
-def _smoothed(interval: float, gap: float, throttled: bool) -> float:
-    """A throttled session's smoothed ``interval`` [s] between steps after a ``gap`` [s]
-    between its last two (0 when it is not throttled or was not stepped before)."""
-    if not throttled or not math.isfinite(gap):
-        return 0.0
-    return gap if interval == 0.0 else interval + RATE_SMOOTHING * (gap - interval)
