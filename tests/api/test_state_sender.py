@@ -40,8 +40,13 @@ class Credit:
         self.answered_revisions.append(revision)
 
 
-def _sender(socket: Socket, stream_hz: float, binary: bool = False) -> tuple[StateSender, Credit]:
-    session = SimpleNamespace(solver=SimpleNamespace(stream_hz=stream_hz), revision=0)
+def _sender(
+    socket: Socket, stream_hz: float, binary: bool = False, rate_hz: float = 240.0
+) -> tuple[StateSender, Credit]:
+    """A sender for a session solving at ``rate_hz`` (by default faster than it streams:
+    the rate limit applies)."""
+    solver = SimpleNamespace(stream_hz=stream_hz, rate_hz=rate_hz)
+    session = SimpleNamespace(solver=solver, revision=0)
     credit = Credit()
     return StateSender(socket, session, credit, binary=binary), credit  # type: ignore[arg-type]
 
@@ -95,3 +100,39 @@ def test_without_the_extension_states_go_through_asgi() -> None:
         assert socket.asgi == [{"type": "websocket.send", "text": running_state(1).json()}]
 
     asyncio.run(scenario())
+
+
+def test_a_session_solving_no_faster_than_it_streams_sends_every_state() -> None:
+    socket = Socket()
+    sender, credit = _sender(socket, stream_hz=60.0, rate_hz=60.0)
+    sender.bucket.tokens = 0.0  # a limited sender would hold every state back
+    assert all(sender.offer(running_state(seq)) for seq in range(1, 6))
+    assert len(socket.frames) == 5 and credit.answered_revisions == [0] * 5
+    assert sender.bucket.tokens == 0.0  # the bucket is not used: no token taken
+
+
+def test_the_writer_does_not_wait_for_a_token_when_the_solve_is_no_faster() -> None:
+    async def scenario() -> None:
+        socket = Socket()
+        sender, _ = _sender(socket, stream_hz=1.0, rate_hz=1.0)
+        sender.bucket.tokens = 0.0  # a limited writer would wait a second
+        subscription = Subscription(asyncio.get_running_loop(), lambda s: None)
+        writing = sender.send(running_state(1), subscription).__await__()
+        try:
+            next(writing)  # runs until it suspends, or to its end
+        except StopIteration:
+            pass
+        else:
+            raise AssertionError("the writer waited")
+        assert socket.frames == [(running_state(1).json_bytes(), False)]
+
+    asyncio.run(scenario())
+
+
+def test_a_solve_made_faster_than_the_stream_is_limited_again() -> None:
+    solver = SimpleNamespace(stream_hz=1.0, rate_hz=1.0)
+    session = SimpleNamespace(solver=solver, revision=0)
+    sender = StateSender(Socket(), session, Credit(), binary=False)  # type: ignore[arg-type]
+    assert all(sender.offer(running_state(seq)) for seq in (1, 2, 3))  # no limit
+    solver.rate_hz = 10.0
+    assert [sender.offer(running_state(seq)) for seq in (4, 5, 6)] == [True, True, False]

@@ -45,7 +45,8 @@ class SolverSettings(BaseModel):
 
     Each step solves the QP with ``solver``, integrates ``v`` over ``dt`` (1/rate_hz
     when null) and runs at most ``rate_hz`` times per second; watchers get at most
-    ``stream_hz`` states per second (bursts of two). The session parks when a step's
+    ``stream_hz`` states per second (bursts of two; a limit that thins only a solve
+    faster than the stream, ``rate_hz`` > ``stream_hz``). The session parks when a step's
     largest joint displacement ``max |Δq_i|`` is below ``tolerance`` (a fixed point:
     every task met, or the best compromise between them) and wakes on any change.
     ``paused`` stops solving; q then changes only through ``PUT /q``.
