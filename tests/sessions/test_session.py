@@ -267,6 +267,35 @@ def test_a_state_offered_while_waiting_for_a_token_ends_the_wait() -> None:
     asyncio.run(scenario())
 
 
+def test_a_wait_for_a_state_that_times_out_ends_with_its_one_timer() -> None:
+    """``newer_state`` waits with one timer; when it fires the wait ends, even if the
+    loop's clock (uvloop's: milliseconds) has not reached the deadline yet."""
+
+    class CountingLoop:
+        def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+            self.loop, self.timers = loop, 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.loop, name)
+
+        def call_later(self, delay: float, callback: object, *args: object) -> object:
+            self.timers += 1
+            return self.loop.call_later(delay, callback, *args)  # type: ignore[arg-type]
+
+        def time(self) -> float:
+            return 0.0  # a clock that has not moved (as a coarse one within its tick)
+
+    async def scenario() -> None:
+        from posekit.sessions.subscription import Subscription
+
+        loop = CountingLoop(asyncio.get_running_loop())
+        subscription = Subscription(loop, lambda s: None)  # type: ignore[arg-type]
+        assert await asyncio.wait_for(subscription.newer_state(0.01), 5.0) is None
+        assert loop.timers == 1
+
+    asyncio.run(scenario())
+
+
 def test_waiting_for_a_state_on_an_ended_feed_returns_at_once() -> None:
     async def scenario() -> None:
         session = arm_session()

@@ -98,6 +98,11 @@ def _wake_all(subscriptions: list[Subscription], countdown: _Countdown | None = 
         asyncio.get_running_loop().call_soon(countdown.tick)
 
 
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:
     try:
         running = asyncio.get_running_loop()
@@ -249,16 +254,25 @@ class Subscription:
         Returns at once when a state is pending or the feed has ended; other items stay
         queued for :meth:`next`.
         """
-        deadline = self.loop.time() + timeout
+        loop = self.loop
+        deadline = loop.time() + timeout
         while self._state is None and not self.closed:
-            remaining = deadline - self.loop.time()
+            remaining = deadline - loop.time()
             if remaining <= 0.0:
                 break
             self._signalled = False
             self._awake = False
+            waiter = self._waiter
+            if waiter is None or waiter.done():
+                waiter = self._waiter = loop.create_future()
+            # A timer resolving the waiter, not asyncio.wait_for: that makes a task and
+            # cancels it on every timeout (a limited stream waits once per state).
+            timer = loop.call_later(remaining, _resolve, waiter)
             try:
-                await asyncio.wait_for(self._woken(), remaining)
-            except TimeoutError:
+                await waiter
+            finally:
+                timer.cancel()
+            if not self._awake:  # the timer, not wake(): timed out
                 break
         return self.take_state()
 
