@@ -26,7 +26,12 @@ After 5 warm-up steps a session, the measured passes run inside ``functools.redu
 counts only them (``CG_TOGGLE`` switches the instrumentation on after the warm-up);
 divide the total by the measured steps printed. Without valgrind it just runs.
 
-    python bench/solver_pass.py SESSIONS STEPS_PER_SESSION [--read] [--targets]
+``--cpu``: the pipe is drained by a thread of its own (a pass of several hundred
+sessions' states fills it), and the stepping thread's CPU time per measured step is
+printed: how a step's cost grows with the number of sessions a solver process keeps
+(their data no longer fits the caches), without the server or any client.
+
+    python bench/solver_pass.py SESSIONS STEPS_PER_SESSION [--read] [--targets] [--cpu]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -95,7 +101,7 @@ def open_mirrors(
 ) -> list[Session]:
     """Open ``sessions`` arm7 mirrors whose targets are out of reach (they keep stepping);
     returns the server side's sessions (their changes go to ``loop``)."""
-    manager = SessionManager(registry, solve_loop=loop)
+    manager = SessionManager(registry, solve_loop=loop, max_sessions=max(100, sessions))
     opened = []
     for i in range(sessions):
         session = manager.create({"robot": "arm7"})
@@ -159,9 +165,18 @@ def main() -> None:
     receive = ours.recv if "--read" in sys.argv else ours.recv_bytes
     scheduler = host.scheduler
 
+    drained_apart = "--cpu" in sys.argv
+    if drained_apart:
+
+        def drain() -> None:
+            while True:
+                receive()
+
+        threading.Thread(target=drain, daemon=True).start()
+
     def one_pass(_: object, __: int) -> None:
         delay = scheduler.step_due()
-        while ours.poll():
+        while not drained_apart and ours.poll():
             receive()
         if delay:
             clock.now += delay
@@ -173,10 +188,14 @@ def main() -> None:
         command = ["callgrind_control", "-i", "on", str(os.getpid())]
         subprocess.run(command, check=False, capture_output=True)
         time.sleep(1.0)
+    cpu = time.thread_time()
     while scheduler.steps < before + steps * sessions:
         functools.reduce(one_pass, range(PASSES_PER_CALL), None)
+    cpu = time.thread_time() - cpu
     running = sum(s.state.status == "running" for s in host.sessions.values())
     print(f"measured steps {scheduler.steps - before} (running {running}/{sessions})")
+    if drained_apart:
+        print(f"CPU per step {1e6 * cpu / (scheduler.steps - before):.1f} µs")
 
 
 if __name__ == "__main__":

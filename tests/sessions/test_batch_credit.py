@@ -71,3 +71,27 @@ def test_with_nobody_to_wake_the_credit_comes_back_at_once() -> None:
     called: list[bool] = []
     SignalBatch().flush(then=lambda: called.append(True))
     assert called == [True]
+
+
+def test_when_every_state_went_out_at_once_the_credit_comes_back_in_the_same_call() -> None:
+    """States handed to a watcher's direct sender wake nobody: the credit does not wait
+    for a turn of the loop (past saturation each turn reads many clients' messages)."""
+    model = builtin_model("arm7")
+    spec = SessionSpec(robot="arm7", q=model.key_qpos[0].tolist())
+    arm7_session = Session("t", spec, model, "arm7")
+
+    async def scenario() -> list[str]:
+        events: list[str] = []
+        subscription = arm7_session.subscribe(initial_state=False)
+        subscription.deliver_to(lambda state: events.append("sent at once") is None)
+        waiting = asyncio.create_task(subscription.next())
+        await asyncio.sleep(0)  # the watcher waits (parked) for its next update
+        batch = SignalBatch()
+        arm7_session.step(batch)
+        batch.flush(then=lambda: events.append("credit"))  # on the loop, as the reader
+        observed = list(events)  # before any other callback of the loop ran
+        waiting.cancel()
+        subscription.close()
+        return observed
+
+    assert asyncio.run(scenario()) == ["sent at once", "credit"]

@@ -92,10 +92,15 @@ class _Countdown:
 
 
 def _wake_all(subscriptions: list[Subscription], countdown: _Countdown | None = None) -> None:
+    woken = False
     for subscription in subscriptions:
-        subscription.deliver()
-    if countdown is not None:  # after the consumers just woken have had their turn
+        woken |= subscription.deliver()
+    if countdown is None:
+        return
+    if woken:  # after the consumers just woken have had their turn
         asyncio.get_running_loop().call_soon(countdown.tick)
+    else:  # every state went out at once: nobody's turn to wait for
+        countdown.tick()
 
 
 def _resolve(waiter: asyncio.Future[None]) -> None:
@@ -191,9 +196,10 @@ class Subscription:
         else:
             _call_in_loop(self.loop, self.wake)
 
-    def deliver(self) -> None:
+    def deliver(self) -> bool:
         """Hand the pending state to the consumer's direct sender when it may take it,
-        else wake the consumer (call on its event loop, for a signal)."""
+        else wake the consumer (call on its event loop, for a signal); whether it woke
+        the consumer."""
         send = self._direct
         if (
             send is not None
@@ -206,11 +212,11 @@ class Subscription:
             self._signalled = False  # before taking: a later offer signals again
             state, self._state = self._state, None
             if state is None:
-                return
+                return False
             self._parked = False  # a state offered while sending waits for the consumer
             try:
                 if send(state):
-                    return
+                    return False
             except Exception:  # the consumer's own road meets the failure, in its task
                 logger.exception("could not send a state at once")
             finally:
@@ -218,6 +224,7 @@ class Subscription:
             if self._state is None:  # else a newer one came meanwhile: latest wins
                 self._state = state
         self.wake()
+        return True
 
     def wake(self) -> None:
         """Wake the consumer (call on its event loop)."""
