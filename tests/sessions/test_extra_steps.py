@@ -34,11 +34,12 @@ def _warm(scheduler: Scheduler, sessions: list[BusySession]) -> None:
 
 
 def _heavy_steps(extra_steps: bool) -> tuple[list[int], list[SessionState]]:
-    """Steps in 1.5 s of three sessions demanding 0.18 s/s each on a loop whose capacity
-    is 0.06 s/s (each throttled to 0.02 s/s: 6.7 steps a second), and their last states."""
+    """Steps in 1.5 s of three sessions demanding 0.18 s/s each beside a light one (0.006
+    s/s, which the fair share protects) on a loop whose capacity is 0.06 s/s (each heavy
+    one throttled to 0.018 s/s: 6 steps a second), and their last states."""
     heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
     scheduler = Scheduler(capacity=0.06, extra_steps=extra_steps)
-    _warm(scheduler, heavy)
+    _warm(scheduler, [*heavy, BusySession("light", cost=0.0001)])
     _drive(scheduler, 1.5)
     return [len(s.states) for s in heavy], [s.states[-1] for s in heavy]
 
@@ -81,6 +82,7 @@ def test_a_pass_of_extra_steps_takes_about_extra_pass_s_of_steps() -> None:
     smoothed costs need to reach ``EXTRA_PASS_S`` (2 ms each: three), not all ten."""
     heavy = [BusySession(f"heavy{i}", cost=0.002) for i in range(10)]
     scheduler = Scheduler(capacity=0.001, extra_steps=True)  # fair share: once a second
+    scheduler.fair_share.ceiling = True  # throttled alike with nobody to protect: a test
     passes: list[list[object]] = []
     scheduler.on_pass = lambda stepped: passes.append(list(stepped))
     _warm(scheduler, heavy)
@@ -92,19 +94,36 @@ def test_a_pass_of_extra_steps_takes_about_extra_pass_s_of_steps() -> None:
 
 
 def test_changes_to_a_throttled_session_are_answered_with_extra_steps() -> None:
-    """Three throttled sessions (6.7 steps a second each at their fair share) changed
-    every 10 ms: a change takes the place of the session's pending steps, and with extra
-    steps it is also due at the session's own spacing (half its period), so the loop,
-    which has the time, answers it far more often than the fair share's period would;
-    never more than twice the session's rate, as for any session changed that often."""
+    """Three throttled sessions (6 steps a second each at their fair share, beside a
+    light one) changed every 10 ms: a change takes the place of the session's pending
+    steps, and with extra steps it is also due at the session's own spacing (half its
+    period), so the loop, which has the time, answers it far more often than the fair
+    share's period would; never more than twice the session's rate, as for any session
+    changed that often."""
     heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
     scheduler = Scheduler(capacity=0.06, extra_steps=True)
-    _warm(scheduler, heavy)
+    _warm(scheduler, [*heavy, BusySession("light", cost=0.0001)])
     window, end = 1.5, time.monotonic() + 1.5
     while time.monotonic() < end:
         for session in heavy:
             scheduler.changed(session, SetQ([]))
         _drive(scheduler, 0.01)
     counts = [len(s.states) for s in heavy]
-    assert min(counts) >= 4 * 6.7 * window, counts
+    assert min(counts) >= 4 * 6 * window, counts
     assert max(counts) <= 2 * RATE_HZ * window + 2, counts
+
+
+def test_sessions_that_cost_alike_are_not_throttled_in_a_solver_process() -> None:
+    """Three sessions overloading the loop together, with nobody light to protect: in a
+    solver process (extra steps) none is throttled and the loop steps them round-robin,
+    evenly; with the capacity as a ceiling (the thread loop) each is throttled."""
+    for extra_steps in (True, False):
+        heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
+        scheduler = Scheduler(capacity=0.06, extra_steps=extra_steps)
+        _warm(scheduler, heavy)
+        _drive(scheduler, 1.0)
+        states = [state for session in heavy for state in session.states]
+        assert states and all(state.throttled is not extra_steps for state in states)
+        if extra_steps:
+            counts = [len(s.states) for s in heavy]
+            assert min(counts) >= 0.8 * RATE_HZ and max(counts) - min(counts) <= 3, counts

@@ -26,7 +26,8 @@ change to it answered) at its fair share's spacing, and besides at its own whene
 nothing else is due — an *extra step*, from a third queue, in passes of about
 ``EXTRA_PASS_S`` of steps, started at once (they are due already). Light sessions keep
 their rate and go first; what the loop has beyond the capacity is not left idle. A
-throttled state's ``rate_hz`` is the rate it gets, smoothed. The thread of
+throttled state's ``rate_hz`` is the rate it gets, smoothed; sessions that all cost
+alike are not throttled at all (the fair share has no one to protect). The thread of
 :meth:`Scheduler.start` shares the GIL with the event loop and keeps the capacity as a
 ceiling.
 
@@ -102,7 +103,7 @@ class Scheduler:
         self, name: str = "posekit-solver", capacity: float = math.inf, extra_steps: bool = False
     ) -> None:
         self._name = name
-        self.fair_share = FairShare(capacity)
+        self.fair_share = FairShare(capacity, ceiling=not extra_steps)
         self.extra_steps = extra_steps
         # The condition's lock, taken directly where nobody waits (Condition's own
         # __enter__ is a Python call); the thread waits on the condition.
