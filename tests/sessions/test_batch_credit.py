@@ -34,10 +34,13 @@ def test_an_overdue_answer_releases_the_credit() -> None:
     assert credit.wait_s() == 0.0 and credit.in_flight == 0
 
 
-def test_the_credit_comes_back_after_the_woken_watchers_ran() -> None:
+def _arm7_session() -> Session:
     model = builtin_model("arm7")
-    spec = SessionSpec(robot="arm7", q=model.key_qpos[0].tolist())
-    arm7_session = Session("t", spec, model, "arm7")
+    return Session("t", SessionSpec(robot="arm7", q=model.key_qpos[0].tolist()), model, "arm7")
+
+
+def test_the_credit_comes_back_after_the_woken_watchers_ran() -> None:
+    arm7_session = _arm7_session()
 
     async def scenario() -> list[str]:
         events: list[str] = []
@@ -76,9 +79,7 @@ def test_with_nobody_to_wake_the_credit_comes_back_at_once() -> None:
 def test_when_every_state_went_out_at_once_the_credit_comes_back_in_the_same_call() -> None:
     """States handed to a watcher's direct sender wake nobody: the credit does not wait
     for a turn of the loop (past saturation each turn reads many clients' messages)."""
-    model = builtin_model("arm7")
-    spec = SessionSpec(robot="arm7", q=model.key_qpos[0].tolist())
-    arm7_session = Session("t", spec, model, "arm7")
+    arm7_session = _arm7_session()
 
     async def scenario() -> list[str]:
         events: list[str] = []
