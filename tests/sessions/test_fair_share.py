@@ -170,8 +170,9 @@ def test_an_interrupted_step_shares_the_rest_with_the_heavier_steps_of_its_pass(
 def test_without_a_ceiling_sessions_are_throttled_only_to_protect_lighter_ones() -> None:
     """Demands of 0.12 s/s each against a capacity of 0.3: as a ceiling the capacity
     throttles all four alike (level 0.075); as a guarantee it throttles none, since
-    slowing them protects nobody. A light session among them is protected either way,
-    and then the heavy ones are throttled."""
+    slowing them protects nobody — nor beside a session a little lighter (0.05 s/s: under
+    the level of 0.0625, not under the level / ``ALIKE``). A clearly light session among them is protected either
+    way, and then the heavy ones are throttled."""
     for ceiling in (True, False):
         share = FairShare(0.3, refresh_s=0.0, ceiling=ceiling)
         for _ in range(2):
@@ -180,7 +181,10 @@ def test_without_a_ceiling_sessions_are_throttled_only_to_protect_lighter_ones()
         assert share.level() == (pytest.approx(0.075) if ceiling else math.inf)
         assert share.period("a", 1 / 60)[1] is ceiling
         for _ in range(2):
-            share.record("light", 0.0001, 60.0, True)  # 0.006 s/s
-        assert share.level() == pytest.approx((0.3 - 0.006) / 4)
+            share.record("lighter", 0.05 / 60, 60.0, True)  # 0.05 s/s: under, but alike
+        assert share.level() == (pytest.approx(0.0625) if ceiling else math.inf)
+        for _ in range(2):
+            share.record("light", 0.0001, 60.0, True)  # 0.006 s/s: clearly lighter
+        assert share.level() == pytest.approx((0.3 - 0.006 - 0.05) / 4)
         assert share.period("a", 1 / 60)[1] is True
         assert share.period("light", 1 / 60) == (1 / 60, False)

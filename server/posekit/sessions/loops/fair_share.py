@@ -10,10 +10,10 @@ its rate, and one above it is stepped every :math:`c_i / L` seconds instead of e
 others keep their rate, and the heavy ones share what is left evenly.
 
 Without ``ceiling`` (a solver process, whose loop has a core of its own) the capacity is
-a guarantee to the light sessions, not a limit on the loop: when every running session is
-above the level — sessions that cost alike, overloading the loop together — slowing them
-protects nobody, so none is throttled, and the overloaded loop steps them round-robin at
-whatever rate it can. With 500–800 eager arm7 sessions that gave 19–31 % more states
+a guarantee to the light sessions, not a limit on the loop: when no running session
+demands less than :math:`L / \text{ALIKE}` — sessions that cost alike (their measured
+costs are noisy), overloading the loop together — slowing them protects nobody, so none
+is throttled, and the overloaded loop steps them round-robin at whatever rate it can. With 500–800 eager arm7 sessions that gave 19–31 % more states
 in all than capping them at the capacity (one interleaved run each), the slowest session
 at 0.95 of the mean against 0.91–0.93.
 
@@ -58,6 +58,7 @@ SMOOTHING_DOWN = 0.5  # its weight when it cost less than the smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
+ALIKE = 1.5  # without a ceiling, only sessions demanding under level / ALIKE are protected
 
 
 Charge = tuple[object, float, float, bool]
@@ -161,8 +162,8 @@ class FairShare:
         self._refreshed = now
         demands = self._running_demands()
         level = water_level(demands, self.capacity)
-        if not self.ceiling and level < math.inf and min(demands) > level:
-            level = math.inf  # everyone above it: slowing them would protect nobody
+        if not self.ceiling and level < math.inf and ALIKE * min(demands) > level:
+            level = math.inf  # nobody clearly lighter: slowing the others protects none
         self._level = level
         return level
 
