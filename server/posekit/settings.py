@@ -28,7 +28,7 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_MODEL_CACHE_MODELS`` | ``8`` | compiled robot models kept for quick re-use once no session uses them, at most |
 | ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
 | ``POSEKIT_MODEL_CACHE_IDLE_S`` | ``60`` | … each for at most this many seconds after it was last used |
-| ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle); a solver process gives throttled sessions the time it has left over besides |
+| ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle); a solver process gives throttled sessions the time it has left over besides, and throttles nobody when all its sessions cost alike |
 | ``POSEKIT_ROBOTS_DIR`` | unset | folder of MJCF/URDF robots to serve (source ``local``), live-reloaded |
 | ``POSEKIT_ROBOT_FILE`` | unset | one MJCF/URDF file to serve (``posekit up FILE``; the first session is on it) |
 | ``POSEKIT_DATA_DIR`` | the folder of ``POSEKIT_DB``, else a temporary folder | where uploaded robots are stored (``robots/``) |

@@ -13,9 +13,10 @@ Without ``ceiling`` (a solver process, whose loop has a core of its own) the cap
 a guarantee to the light sessions, not a limit on the loop: when no running session
 demands less than :math:`L / \text{ALIKE}` — sessions that cost alike (their measured
 costs are noisy), overloading the loop together — slowing them protects nobody, so none
-is throttled, and the overloaded loop steps them round-robin at whatever rate it can. With 500–800 eager arm7 sessions that gave 19–31 % more states
-in all than capping them at the capacity (one interleaved run each), the slowest session
-at 0.95 of the mean against 0.91–0.93.
+is throttled, and the overloaded loop steps them round-robin at whatever rate it can.
+With 500–800 eager arm7 sessions, not throttling them gave 19–31 % more states in all
+than capping them at the capacity (one interleaved run each, before the ``ALIKE``
+margin), the slowest session at 0.95 of the mean against 0.91–0.93.
 
 A session's cost is known from its second step (the first builds its plan and warms
 caches, and is forgotten); a single slow step (a garbage collection, a page fault)

@@ -252,7 +252,7 @@ class Scheduler:
             return [], None
         if delay > 0:
             return [], delay
-        now = self._last_pass = time.monotonic()
+        self._last_pass = now
         horizon, slots = now + LOOKAHEAD, self._slots
         due: list[_Due] = []
         for queue in (self._changes, self._cadence):
