@@ -26,6 +26,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     disable_created_metrics,
     generate_latest,
 )
@@ -161,6 +162,7 @@ class Metrics:
     def __init__(self) -> None:
         disable_created_metrics()  # no ``*_created`` series: the names stay as they were
         self.registry = CollectorRegistry(auto_describe=True)
+        GCCollector(registry=self.registry)  # python_gc_*: this process's collections
         self.step_rate = RateMeter()
         self._steps = Counter("posekit_steps", "IK solve steps since start.", registry=self.registry)
         Gauge(

@@ -41,6 +41,7 @@ from typing import cast
 
 import mujoco
 
+from posekit.collector import tune_collector
 from posekit.memory import limit_malloc_arenas
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops.batch_credit import BatchCredit
@@ -311,6 +312,7 @@ class MirrorHost:
 def main(connection: Connection, registry: RobotRegistry, capacity: float = math.inf) -> None:
     """Entry point of a solver process (``capacity``: its scheduler's fair share)."""
     limit_malloc_arenas()
+    tune_collector()
     # Ctrl-C, `timeout` and systemd signal the whole process group (or cgroup): the
     # server process stops this one itself (a Stop message, then SIGKILL), and without
     # it this one ends on its pipe's EOF; dying first would only be restarted.
