@@ -19,8 +19,10 @@ collection, 8.5 s of the run): the server process ran 737 young, 68 middle and *
 full collections**, which took 0.23, 0.19 and 1.5 s: 1.9 s of its 8.5, about a quarter
 of a core (the solver process 0.57 s of 8.2). With young collections every 20,000
 allocations neither process ran a full collection during the run (the server process 18
-young collections and one middle one in all, 0.12 s), and the sessions got 15.7k states/s
-in all against 12.7k-13.2k (two interleaved runs each). The price is a young collection
+young collections and one middle one in all, 0.11 s). With the probe on, the sessions got
+15.7k states/s in all against 12.7k-13.2k (two interleaved runs each); without it, in the
+README's load runs, the totals stayed within their run-to-run noise while the p95 latency
+at 800 sessions halved (117-168 ms against 309-318). The price is a young collection
 that finds more survivors (3-4 ms instead of 0.2-0.3; 50,000 gave the same totals with
 7-9 ms pauses) and cyclic garbage kept a little longer: objects without cycles are still
 freed at once by reference counting.
