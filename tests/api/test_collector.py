@@ -5,16 +5,11 @@ shows the server process's collections."""
 from __future__ import annotations
 
 import gc
-import os
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
 
 import httpx
-import pytest
 from posekit.collector import YOUNG_THRESHOLD, tune_collector
-from support.ports import free_port
+from support.servers import ServerProcess
 from support.waiting import wait_for
 from websockets.sync.client import connect
 
@@ -39,43 +34,26 @@ def _young_collections(base: str) -> int:
     return int(float(match.group(1)))
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[str]:
-    """``posekit up`` on a free port, with its first session on the built-in arm."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "posekit.cli", "up", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "POSEKIT_SOLVER_PROCESSES": "0"},
-    )
-    base = f"http://127.0.0.1:{port}"
-
-    def first_session() -> bool:
-        try:
-            return bool(httpx.get(f"{base}/api/sessions", timeout=1.0).json())
-        except httpx.HTTPError:
-            return False
-
-    try:
-        assert wait_for(first_session, timeout=60, what="the first session")
-        yield base
-    finally:
-        process.terminate()
-        process.wait(20)
-
-
-def test_streaming_states_runs_few_young_collections(served: str) -> None:
+def test_streaming_states_runs_few_young_collections() -> None:
     """With CPython's 700 a session's ten seconds of states brought five young
     collections (checked); with the tuned threshold, none or one."""
-    session = httpx.get(f"{served}/api/sessions", timeout=10).json()[0]["id"]
-    httpx.patch(  # out of reach: the session keeps stepping
-        f"{served}/api/sessions/{session}/solver", json={"tolerance": 1e-300}, timeout=10
-    ).raise_for_status()
-    before = _young_collections(served)
-    with connect(f"{served.replace('http', 'ws')}/api/sessions/{session}/stream") as ws:
-        ws.send('{"type": "target", "task": "ee", "position": [0.3, 0.1, 0.4]}')
-        received = 0
-        while received < STATES:
-            received += '"type":"state"' in str(ws.recv(timeout=10))
-    assert _young_collections(served) - before <= 1
+    served = ServerProcess(robot="arm7", POSEKIT_SOLVER_PROCESSES="0")
+    try:
+        assert wait_for(
+            lambda: httpx.get(f"{served.url}/api/sessions", timeout=5).json(),
+            timeout=60,
+            what="the first session",
+        )
+        session = httpx.get(f"{served.url}/api/sessions", timeout=10).json()[0]["id"]
+        httpx.patch(  # out of reach: the session keeps stepping
+            f"{served.url}/api/sessions/{session}/solver", json={"tolerance": 1e-300}, timeout=10
+        ).raise_for_status()
+        before = _young_collections(served.url)
+        with connect(served.ws_url(session)) as ws:
+            ws.send('{"type": "target", "task": "ee", "position": [0.3, 0.1, 0.4]}')
+            received = 0
+            while received < STATES:
+                received += '"type":"state"' in str(ws.recv(timeout=10))
+        assert _young_collections(served.url) - before <= 1
+    finally:
+        served.stop()
