@@ -21,10 +21,14 @@ stream. Printed per N:
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
                                 [--solver-processes N] [--scenario levels|heavy]
                                 [--format json|binary] [--target-hz 20] [--polite]
-                                [--kind light|heavy]
+                                [--kind light|heavy] [--clients websockets|lean]
 
 ``--format binary``: the clients ask for binary state frames (``?format=binary``) and
-decode them. ``--target-hz 0``: watch only — no targets; each session's target is moved
+decode them. ``--clients lean``: the same clients' targets and reading through
+:mod:`lean_client` (bare frames, binary states decoded from their header, one ticker for
+all targets) instead of websockets' client (:mod:`websockets_client`): the server gets the
+same messages, the clients take about half the CPU they take from the server's machine.
+``--target-hz 0``: watch only — no targets; each session's target is moved
 once and its tolerance set out of reach, so it keeps stepping at 60 Hz, and the API
 process's CPU per state is what forwarding a state to its watcher costs. ``--polite``:
 a client sends a target only when the state answering its previous one has come (a tick
@@ -48,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import os
 import socket
@@ -56,61 +59,19 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-from posekit.sessions import state_frame
-from websockets.asyncio.client import connect
+import lean_client
+import websockets_client
+from session_load import LIGHT, TARGET_HZ, ClientMode, Kind, SessionLoad
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET_HZ = 20.0
 KEEP_STEPPING = 1e-300  # [rad|m] the tolerance of watch-only sessions: they never park
 
 
-@dataclass(frozen=True)
-class Kind:
-    """Sessions of one group: robot, the task the client drags, extra limits."""
-
-    group: str
-    robot: str
-    task: str
-    limits: tuple[dict[str, Any], ...] = ()
-
-
-LIGHT = Kind("light (arm7)", "arm7", "ee")
-
-
-@dataclass(frozen=True)
-class ClientMode:
-    """How the clients behave: the states' encoding they ask for, how often they send a
-    target, and whether they wait for the answer to their previous target (``polite``:
-    a tick whose previous target is unanswered sends nothing)."""
-
-    encoding: str = "json"
-    target_hz: float = TARGET_HZ
-    polite: bool = False
-
-
 HEAVY_DETECTION_M = 0.3
-
-
-@dataclass
-class SessionLoad:
-    """What one client measured on its session."""
-
-    session_id: str
-    center: list[float]
-    kind: Kind = LIGHT
-    sent: dict[int, float] = field(default_factory=dict)
-    next_ref: int = 0  # first ref whose latency is not measured yet
-    states: int = 0
-    throttled: int = 0  # states that said the session was throttled
-    latencies: list[float] = field(default_factory=list)
-    measuring: bool = False
-    first_revision: int | None = None  # of the first state received while measuring
-    last_revision: int = 0  # of the last one
 
 
 def free_port() -> int:
@@ -163,61 +124,6 @@ def start_server(port: int, environment: dict[str, str]) -> subprocess.Popen:
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("the server did not start")
-
-
-async def drive(
-    url: str, load: SessionLoad, stop: asyncio.Event, phase: float, mode: ClientMode
-) -> None:
-    """Send targets at ``mode.target_hz`` (none at 0) and read states until ``stop``
-    (binary state frames are decoded with :func:`posekit.sessions.state_frame.decode`)."""
-    async with connect(f"{url}?format={mode.encoding}", max_size=1 << 22) as ws:
-        json.loads(await ws.recv())  # hello
-
-        async def send() -> None:
-            if mode.target_hz <= 0.0:
-                return
-            period = 1.0 / mode.target_hz
-            tick = time.monotonic() + phase * period
-            while not stop.is_set():
-                await asyncio.sleep(max(0.0, tick - time.monotonic()))
-                tick += period
-                if mode.polite and load.next_ref < len(load.sent):
-                    continue  # the previous target is not answered yet
-                ref = len(load.sent)
-                angle = 2 * math.pi * 0.25 * time.monotonic() + phase * 6.28
-                x, y, z = load.center
-                position = [x + 0.05 * math.cos(angle), y + 0.05 * math.sin(angle), z]
-                load.sent[ref] = time.perf_counter()
-                message = {"type": "target", "task": load.kind.task, "position": position}
-                await ws.send(json.dumps({**message, "ref": ref}))
-
-        async def receive() -> None:
-            async for raw in ws:  # every message is read and decoded, as a viewer would
-                now = time.perf_counter()
-                message = state_frame.decode(raw) if isinstance(raw, bytes) else json.loads(raw)
-                if message["type"] != "state":
-                    continue
-                if load.measuring:
-                    load.states += 1
-                    load.throttled += bool(message.get("throttled"))
-                    load.last_revision = message["revision"]
-                    if load.first_revision is None:
-                        load.first_revision = load.last_revision
-                ref = message["ref"]
-                if ref is None:
-                    continue
-                while load.next_ref <= ref:
-                    if load.measuring and load.next_ref in load.sent:
-                        load.latencies.append(now - load.sent[load.next_ref])
-                    load.next_ref += 1
-
-        tasks = [asyncio.create_task(send()), asyncio.create_task(receive())]
-        try:
-            await stop.wait()
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def run(coroutine: Any) -> Any:
@@ -292,18 +198,15 @@ async def run_level(
             loads += await create_sessions(http, kind, count, watch_only=mode.target_hz <= 0.0)
         stop = asyncio.Event()
         ws_base = base.replace("http", "ws", 1)
-        clients = [
-            asyncio.create_task(
-                drive(
-                    f"{ws_base}/api/sessions/{load.session_id}/stream",
-                    load,
-                    stop,
-                    i / len(loads),
-                    mode,
-                )
-            )
-            for i, load in enumerate(loads)
-        ]
+        urls = [f"{ws_base}/api/sessions/{load.session_id}/stream" for load in loads]
+        if mode.clients == "lean":
+            lean = [f"{url}?format=binary" for url in urls]
+            clients = [asyncio.create_task(lean_client.drive_all(lean, loads, stop, mode))]
+        else:
+            clients = [
+                asyncio.create_task(websockets_client.drive(url, load, stop, i / len(loads), mode))
+                for i, (url, load) in enumerate(zip(urls, loads, strict=True))
+            ]
         await asyncio.sleep(warmup)
         for load in loads:
             load.measuring = True
@@ -393,6 +296,12 @@ def main() -> None:
         help="clients send a target only once their previous one is answered",
     )
     parser.add_argument(
+        "--clients",
+        choices=["websockets", "lean"],
+        default="websockets",
+        help="websockets' client, or bench/lean_client.py's (binary states; less client CPU)",
+    )
+    parser.add_argument(
         "--capacity",
         type=float,
         help="POSEKIT_SOLVE_CAPACITY of the started server (0: never throttle)",
@@ -428,7 +337,7 @@ def main() -> None:
         f"posekit server load ({args.scenario}): sessions at 60 Hz, targets at {args.target_hz:g} Hz per "
         f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, solver processes: "
         f"{'server default' if args.solver_processes is None else args.solver_processes}, "
-        f"states as {args.format}, {'polite' if args.polite else 'eager'} clients"
+        f"states as {mode.encoding}, {'polite' if args.polite else 'eager'} {args.clients} clients"
     )
     header = (
         f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
@@ -449,7 +358,8 @@ def main() -> None:
 
 
 def client_mode(args: argparse.Namespace) -> ClientMode:
-    return ClientMode(args.format, args.target_hz, args.polite)
+    encoding = "binary" if args.clients == "lean" else args.format
+    return ClientMode(encoding, args.target_hz, args.polite, args.clients)
 
 
 async def fetch_heavy_kind(base: str) -> Kind:
