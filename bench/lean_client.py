@@ -45,6 +45,8 @@ TEXT, BINARY, CLOSE, PING, PONG = 0x1, 0x2, 0x8, 0x9, 0xA
 def client_frame(opcode: int, payload: bytes) -> bytes:
     """One final client frame: masked with a fresh key, 7- or 16-bit length."""
     size = len(payload)
+    if size > 0xFFFF:
+        raise ValueError(f"a lean client frame carries at most 65535 bytes, not {size}")
     key = os.urandom(4)
     if size < 126:
         head = struct.pack("!BB", 0x80 | opcode, 0x80 | size)
@@ -141,7 +143,7 @@ class LeanClient(asyncio.Protocol):
             self.transport.write(client_frame(opcode, payload))
 
     def send_target(self, phase: float, polite: bool) -> None:
-        """The next point of the client's circle (as ``server_load.drive`` sends it)."""
+        """The next point of the client's circle (as :func:`websockets_client.drive` sends it)."""
         load = self.load
         if polite and load.next_ref < len(load.sent):
             return  # the previous target is not answered yet
@@ -180,7 +182,7 @@ async def drive_all(
     urls: Sequence[str], loads: Sequence[SessionLoad], stop: asyncio.Event, mode: ClientMode
 ) -> None:
     """Connect a client per load, send targets at ``mode.target_hz`` (client ``i`` at
-    phase ``i / n`` of the period, as ``server_load.drive``) until ``stop``."""
+    phase ``i / n`` of the period, as :func:`websockets_client.drive`) until ``stop``."""
     clients = [await connect(url, load) for url, load in zip(urls, loads, strict=True)]
     count = len(clients)
     try:

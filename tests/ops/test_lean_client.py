@@ -42,6 +42,11 @@ def test_a_client_frame_is_what_websockets_reads_back(size: int) -> None:
     assert (frame.opcode, frame.fin, frame.data) == (OP_TEXT, True, payload)
 
 
+def test_a_payload_past_a_16_bit_length_is_refused() -> None:
+    with pytest.raises(ValueError, match="at most 65535 bytes"):
+        lean_client.client_frame(lean_client.TEXT, bytes(65536))
+
+
 @pytest.fixture()
 def server() -> Iterator[LiveServer]:
     live = LiveServer().start()
