@@ -9,10 +9,12 @@ stopped, so nothing renews it) can no longer write, and drops the session.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
 from posekit.sessions.errors import NotOwner, SessionNotFound
+from posekit.sessions.leases import TakenSession
 from posekit.sessions.manager import SessionManager
 from posekit.sessions.postgres_database import PostgresDatabase
 from posekit.sessions.postgres_leases import PostgresLeases
@@ -89,6 +91,36 @@ def test_a_takeover_after_expiry_has_the_next_epoch_and_the_acknowledged_changes
     assert "acknowledged" in {t.name for t in taken.tasks()}
     assert b.leases.epoch_of(session_id) == epoch + 1  # type: ignore[attr-defined]
     assert b.leases.takeovers >= 1
+
+
+def test_a_request_during_a_sweep_waits_for_its_takeover_instead_of_taking_it_again(
+    replica: Replica,
+) -> None:
+    a, b = replica("a"), replica("b")
+    session_id = a.create({"robot": "arm7"}).id
+    epoch = a.leases.epoch_of(session_id)  # type: ignore[attr-defined]
+    pause(a)
+    pause(b)  # b sweeps below, by hand, and only there
+    time.sleep(1.5 * TTL_S)  # a's lease has expired
+    found: dict[str, object] = {}
+
+    def sweep_then_request(room: int) -> list[TakenSession]:
+        taken = b.leases.sweep(room)  # the lease is b's now; the session is not live yet
+        request = threading.Thread(target=lambda: found.update(got=b.get(session_id)))
+        request.start()
+        request.join(0.5)
+        found["waited"] = request.is_alive()  # it waits for this sweep's restore
+        found["request"] = request
+        return taken
+
+    adopted = b.adopt_swept(sweep_then_request)
+    request = found["request"]
+    assert isinstance(request, threading.Thread)
+    request.join(10.0)
+    assert adopted == [(session_id, None)]
+    assert found["waited"] is True
+    assert found["got"] is b.get(session_id)  # the copy the sweep restored, still live
+    assert b.leases.epoch_of(session_id) == epoch + 1  # type: ignore[attr-defined]
 
 
 def test_a_paused_owner_cannot_write_after_the_takeover_and_drops_the_session(

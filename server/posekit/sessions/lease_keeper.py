@@ -19,6 +19,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from posekit.sessions.errors import DatabaseUnavailable
@@ -26,6 +27,8 @@ from posekit.sessions.leases import Leases, TakenSession
 
 logger = logging.getLogger(__name__)
 
+Adopted = tuple[str, Exception | None]
+"""A swept session's id, and why it could not be restored (None: solved here now)."""
 SWEEP_S = 1.0
 SWEEP_BATCH = 16
 JITTER = 0.25
@@ -37,11 +40,10 @@ class LeaseHolder(Protocol):
     def drop(self, session_id: str, reason: str) -> None:
         """Stop solving a session here, without saving it."""
 
-    def adopt(self, stored: TakenSession) -> None:
-        """Solve a session whose lease was just taken (restored from ``stored``)."""
-
-    def room(self) -> int:
-        """How many more sessions this replica may solve."""
+    def adopt_swept(self, take: Callable[[int], list[TakenSession]]) -> list[Adopted]:
+        """Take expired leases (``take(room)``: at most ``room`` more sessions) and solve
+        their sessions, as one step against a request taking one of them over; each
+        session's id and why it could not be restored (None: it is solved here now)."""
 
 
 class LeaseKeeper:
@@ -110,13 +112,14 @@ class LeaseKeeper:
     def sweep(self) -> None:
         """Take over expired leases this replica has room for, and solve their sessions."""
         try:
-            taken = self.leases.sweep(min(SWEEP_BATCH, self.holder.room()))
+            adopted = self.holder.adopt_swept(
+                lambda room: self.leases.sweep(min(SWEEP_BATCH, room))
+            )
         except Exception as error:
             logger.warning("lease sweep failed: %s", error)
             return
-        for stored in taken:
-            logger.info("took over session %s", stored.session_id)
-            try:
-                self.holder.adopt(stored)
-            except Exception as error:
-                logger.warning("could not restore session %s: %s", stored.session_id, error)
+        for session_id, failure in adopted:
+            if failure is None:
+                logger.info("took over session %s", session_id)
+            else:
+                logger.warning("could not restore session %s: %s", session_id, failure)

@@ -169,8 +169,10 @@ class ManagerCore(ABC):
         """Try again to restore the sessions listed as unavailable."""
 
     @abstractmethod
-    def adopt(self, stored: TakenSession) -> None:
-        """Solve a session whose lease this replica just took."""
+    def adopt_swept(
+        self, take: Callable[[int], list[TakenSession]]
+    ) -> list[tuple[str, Exception | None]]:
+        """Take expired leases with ``take(room)`` and solve their sessions."""
 
     @abstractmethod
     def drop(self, session_id: str, reason: str) -> None:

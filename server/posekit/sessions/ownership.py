@@ -19,6 +19,7 @@ Rules (README, "Running several replicas"):
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 from posekit.sessions.errors import SessionNotFound
@@ -70,10 +71,25 @@ class ClusterOwnership(ManagerCore):
         stored = self.leases.take(session_id)
         self._persistence.resume(session_id, stored.revision)
 
-    def adopt(self, stored: TakenSession) -> None:
-        """Solve a session whose lease this replica just took (the lease keeper's sweep)."""
+    def adopt_swept(
+        self, take: Callable[[int], list[TakenSession]]
+    ) -> list[tuple[str, Exception | None]]:
+        """The lease keeper's sweep: take expired leases with ``take(room)`` and solve
+        their sessions, holding the revive lock from the taking to the last restore. A
+        request for one of them meanwhile waits, then finds it live; without the lock it
+        would take the lease a second time (epoch + 2) and the sweep's restore would
+        close its copy. Each session's id and why it could not be restored (None: solved
+        here now)."""
+        adopted: list[tuple[str, Exception | None]] = []
         with self._revive_lock:
-            self._adopt(stored)
+            for stored in take(self.room()):
+                try:
+                    self._adopt(stored)
+                except Exception as error:
+                    adopted.append((stored.session_id, error))
+                else:
+                    adopted.append((stored.session_id, None))
+        return adopted
 
     def _adopt(self, stored: TakenSession) -> Session:
         """Restore a session whose lease is held (caller holds the revive lock); when it
