@@ -4,7 +4,8 @@ The engine's Numba kernels are compiled the first time each is called, and cache
 ``__pycache__``; loading a cached one still costs a fraction of a second per kernel in a
 new process. :func:`compile_kernels` solves one step of a stack that uses every kernel
 kind (frame, relative frame, look-at, axis-align, CoM, posture; collision avoidance with
-its broadphase), the compiled error norms of its tasks, and every task's error and
+its broadphase), a session's whole step (``Plan.advance``), the compiled error norms of
+its tasks, and every task's error and
 Jacobian on their own, on the built-in arm, so that a process that calls it first — the
 Docker build, every solver process before it takes sessions — never pays that cost
 while it serves a session.
@@ -20,7 +21,7 @@ import numpy as np
 
 import posekit
 from posekit.demo import builtin_model
-from posekit.ik.compiled.engine import error_norms
+from posekit.ik.compiled.engine import error_norms, plan_for
 from posekit.ik.compiled.selection import ENGINES, using_engine
 
 
@@ -59,6 +60,7 @@ def compile_kernels(steps: int = 2) -> float:
                 velocity = posekit.solve_ik(configuration, tasks, 0.01, "daqp", limits=limits)
                 configuration.integrate_inplace(velocity, 0.01)
                 error_norms(configuration, tasks, 0.01, limits=limits)  # compiled only
+                plan_for(configuration, tasks, 0.01, limits=limits).advance(0.0)  # a session's step
                 for each in tasks:  # sessions report every task's error norm
                     each.compute_error(configuration)
                     each.compute_jacobian(configuration)

@@ -22,6 +22,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from posekit.ik.configuration import Configuration
 from posekit.robots import RobotRegistry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +114,32 @@ def random_configuration(
 
 needs_menagerie = pytest.mark.usefixtures("_menagerie")
 """Mark a test that loads Menagerie robots (the ``_menagerie`` fixture is in conftest)."""
+
+
+LOOSE_ARM_XML = """
+<mujoco>
+  <worldbody>
+    <body name="arm"><joint name="hinge" axis="0 0 1" range="-2 2"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      <site name="tip" pos="0.3 0 0"/>
+    </body>
+    <body name="loose" pos="0 1 0"><joint name="drift" type="slide" axis="1 0 0"/>
+      <geom type="sphere" size="0.05"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+"""A one-joint arm, and a slide joint on a body of its own that no task or limit of the
+tests sees."""
+
+
+def drifting_configuration() -> Configuration:
+    """:data:`LOOSE_ARM_XML` with the loose joint at ``+inf`` (written in place, as
+    ``update`` refuses it, and the kinematics updated): a step on the arm stays finite,
+    and its integration leaves ``q`` non-finite."""
+    model = mujoco.MjModel.from_xml_string(LOOSE_ARM_XML)
+    configuration = Configuration(model, np.array([0.3, 0.0]))
+    configuration.data.qpos[1] = np.inf
+    mujoco.mj_kinematics(model, configuration.data)
+    mujoco.mj_comPos(model, configuration.data)
+    return configuration

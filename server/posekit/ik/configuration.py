@@ -78,6 +78,12 @@ class Configuration:
         mujoco.mj_comPos(self.model, self.data)
         self._constraints_stale = True
 
+    def kinematics_changed(self) -> None:
+        """Note that ``data.qpos`` and the kinematics were changed by another writer (a
+        compiled step, :meth:`Plan.advance <posekit.ik.compiled.plan.Plan.advance>`):
+        the equality-constraint rows are made again when next needed."""
+        self._constraints_stale = True
+
     def update_from_keyframe(self, key_name: str) -> None:
         """Set ``q`` to the ``qpos`` of a keyframe and run forward kinematics."""
         self.update(q=keyframe_q(self.model, key_name))

@@ -10,6 +10,11 @@ configuration) leaves q as it was and reports why: non-finite values never reach
 Then every task's error norm ``‖e‖`` at the new q: one compiled call on the compiled
 engine (:func:`posekit.ik.compiled.engine.error_norms`, from the plan the step just
 used), each task's ``compute_error`` otherwise (:func:`task_errors`).
+
+On the compiled engine the whole step — solve, the tolerance test, the integration and
+the norms — is one call (:meth:`~posekit.ik.compiled.plan.Plan.advance`); a step it
+does not finish (no solution, a non-finite q) is taken again by the road above, which
+says why.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from posekit.ik.compiled.advance_kernel import ADVANCED, CONVERGED, Q_NOT_FINITE
 from posekit.ik.compiled.engine import error_norms, plan_for
 from posekit.ik.compiled.plan import Plan as CompiledPlan
 from posekit.ik.compiled.selection import ENGINE
@@ -126,8 +132,29 @@ _outcome: Callable[[_Fields], StepOutcome] = partial(tuple.__new__, StepOutcome)
 
 def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
     """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
-    dt = settings.step_dt
     start = time.perf_counter()
+    compiled = _compiled_plan(plan, configuration, settings, settings.step_dt)
+    if compiled is not None:
+        outcome = compiled.advance(settings.tolerance)
+        if outcome == ADVANCED or outcome == CONVERGED:
+            if outcome == ADVANCED:
+                configuration.kinematics_changed()
+            status: Status = "running" if outcome == ADVANCED else "converged"
+            errors = _named_norms(plan, compiled.last_norms())
+            q = configuration.data.qpos.tolist()
+            return _outcome((status, None, (time.perf_counter() - start) * 1e6, errors, q))
+        if outcome == Q_NOT_FINITE:
+            configuration.kinematics_changed()
+    return _solve_step_again(plan, configuration, settings, start)
+
+
+def _solve_step_again(
+    plan: Plan, configuration: Configuration, settings: Settings, start: float
+) -> StepOutcome:
+    """:func:`solve_step` call by call: on the Python engine, and for a step the compiled
+    call did not finish (it failed, or the plan is not compiled), so that the reason is
+    found and reported. ``start`` is the step's :func:`time.perf_counter` at its start."""
+    dt = settings.step_dt
     status: Status = "running"
     error = None
     compiled = None
@@ -158,7 +185,8 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
             configuration.integrate_inplace(velocity, dt)
             moved = qpos.tolist()
             if not math.isfinite(sum(moved)):
-                configuration.update(np.frombuffer(before).copy())
+                qpos[:] = np.frombuffer(before)  # as it was, bit for bit, unchecked
+                configuration.update()
                 raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
             q = moved
     except PosekitError as exc:
@@ -256,7 +284,12 @@ def step_errors(
         norms = None
     if norms is None:
         return task_errors(plan, configuration)
-    values: list[float | None] = norms.tolist()
+    return _named_norms(plan, norms.tolist())
+
+
+def _named_norms(plan: Plan, values: list[Any]) -> dict[str, float | None]:
+    """Task name → norm, in stack order, of the norms of the plan's objectives then
+    constraints (``values``, appended to); None for the tasks without one."""
     if plan.slots_in_order:  # as many norms as names (zip's strict= costs a keyword parse)
         return dict(zip(plan.names, values))  # noqa: B905
     values.append(None)

@@ -20,6 +20,7 @@ import numpy as np
 
 from posekit.ik.compiled import header as h
 from posekit.ik.compiled import qp_kernel
+from posekit.ik.compiled.advance_kernel import NOT_COMPILED, advance_entry
 from posekit.ik.compiled.configuration_kernel import ISSUED
 from posekit.ik.compiled.daqp_call import daqp_buffer
 from posekit.ik.compiled.error_kernel import error_norms as write_error_norms
@@ -107,6 +108,29 @@ class Plan:
         velocity = ISSUED[0] = self._velocity.copy()
         return velocity
 
+    def advance(self, tolerance: float) -> int:
+        """Solve one step and move the configuration by it, unless it is below
+        ``tolerance`` [rad|m] (:math:`\\max_i |v_i| \\Delta t`), then write every task's
+        error norm: one compiled call (:mod:`~posekit.ik.compiled.advance_kernel`).
+
+        Returns the kernel's outcome (``ADVANCED``, ``CONVERGED``, ``NO_SOLUTION``,
+        ``Q_NOT_FINITE``), or ``NOT_COMPILED`` when :attr:`reason` is set. After
+        ``ADVANCED`` or ``CONVERGED``, :meth:`last_norms` holds the norms; otherwise
+        ``qpos`` and the kinematics are as they were. ``qpos`` moves behind the
+        :class:`~posekit.ik.configuration.Configuration`'s back: tell it
+        (``kinematics_changed``).
+        """
+        if self._stale:
+            self._refresh()
+        if self._reason is not None:
+            return NOT_COMPILED
+        return self._advance(self._address, self._norms, tolerance)
+
+    def last_norms(self) -> list[float]:
+        """The error norms the last :meth:`advance` (or :meth:`error_norms`) wrote, in
+        :meth:`error_norms`'s order."""
+        return self._norms.tolist()
+
     def error_norms(self) -> np.ndarray | None:
         r"""Every task's :math:`\|e_i\|` at the kinematics in ``mjData``, or ``None``.
 
@@ -193,6 +217,7 @@ class Plan:
             return
         self._reason = None
         self._step = step_entry()
+        self._advance = advance_entry()
         layout = Layout(self._model, packs)
         self._ints, self._floats, self._work = layout.ints, layout.floats, layout.work
         self._floats[h.F_DAMPING] = self._damping
