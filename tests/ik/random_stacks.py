@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 import posekit
+from posekit.ik.compiled.engine import plan_for
+from posekit.ik.compiled.plan import Plan
 from posekit.ik.limits.geom_pairs import can_collide
 from support.models import random_configuration
 
@@ -26,6 +28,13 @@ class Stack:
     limits: list[posekit.Limit] = field(default_factory=list)
     dt: float = 0.01
     damping: float = 1e-12
+
+    def plan(self, configuration: posekit.Configuration) -> Plan:
+        """The compiled plan :meth:`solve` uses at ``configuration``."""
+        return plan_for(
+            configuration, self.tasks, self.dt, self.damping, self.limits,
+            self.constraints or None,
+        )  # fmt: skip
 
     def solve(self, configuration: posekit.Configuration) -> np.ndarray:
         return posekit.solve_ik(

@@ -21,18 +21,10 @@ from posekit.ik.compiled.advance_kernel import (
     Q_NOT_FINITE,
 )
 from posekit.ik.compiled.engine import plan_for
-from posekit.ik.compiled.plan import Plan
 from random_stacks import Stack, random_stack
 from support.models import builtin_model, drifting_configuration, random_configuration
 
 STEPS = 3
-
-def _plan(stack: Stack, configuration: posekit.Configuration) -> Plan:
-    return plan_for(
-        configuration, stack.tasks, stack.dt, stack.damping, stack.limits,
-        stack.constraints or None,
-    )  # fmt: skip
-
 
 def _call_by_call(
     stack: Stack, configuration: posekit.Configuration, tolerance: float
@@ -40,9 +32,9 @@ def _call_by_call(
     """The step as a session took it before ``advance``: the outcome and the norms."""
     velocity = stack.solve(configuration)
     if np.max(np.abs(velocity), initial=0.0) * stack.dt < tolerance:
-        return "converged", _plan(stack, configuration).error_norms()
+        return "converged", stack.plan(configuration).error_norms()
     configuration.integrate_inplace(velocity, stack.dt)
-    return "advanced", _plan(stack, configuration).error_norms()
+    return "advanced", stack.plan(configuration).error_norms()
 
 
 @pytest.mark.parametrize("robot", ["arm7", "humanoid"])
@@ -57,7 +49,7 @@ def test_advance_leaves_what_the_step_call_by_call_leaves(robot: str, seed: int)
     tolerance = float(rng.choice([1e-12, 1e-3]))
     named = {ADVANCED: "advanced", CONVERGED: "converged"}
     for _ in range(STEPS):
-        plan = _plan(ours_stack, ours)
+        plan = ours_stack.plan(ours)
         assert plan.reason is None, plan.reason
         before = ours.data.qpos.tobytes()
         outcome = plan.advance(tolerance)
@@ -71,15 +63,21 @@ def test_advance_leaves_what_the_step_call_by_call_leaves(robot: str, seed: int)
         np.testing.assert_array_equal(plan.last_norms(), norms)
 
 
+def _reaching(
+    configuration: posekit.Configuration, site: str, offset: list[float], orientation: float
+) -> posekit.FrameTask:
+    """A frame task on ``site`` whose target is ``offset`` [m] away in the world."""
+    task = posekit.FrameTask(site, "site", position_cost=1.0, orientation_cost=orientation)
+    here = configuration.get_transform_frame_to_world(site, "site")
+    task.set_target(posekit.SE3.from_translation(np.array(offset)) @ here)
+    return task
+
+
 def test_a_step_below_tolerance_keeps_q_and_reports_its_norms() -> None:
     model = builtin_model("arm7")
     configuration = posekit.Configuration(model)
     configuration.update_from_keyframe("home")
-    hand = posekit.FrameTask("ee", "site", position_cost=1.0, orientation_cost=1.0)
-    hand.set_target(
-        posekit.SE3.from_translation(np.array([0.02, 0.0, 0.0]))
-        @ configuration.get_transform_frame_to_world("ee", "site")
-    )
+    hand = _reaching(configuration, "ee", [0.02, 0.0, 0.0], orientation=1.0)
     plan = plan_for(configuration, [hand], 0.01, limits=[])
     before = configuration.data.qpos.tobytes()
     assert plan.advance(1.0) == CONVERGED
@@ -107,11 +105,7 @@ def test_no_solution_moves_nothing() -> None:
 
 def test_a_non_finite_integration_puts_q_and_the_kinematics_back() -> None:
     configuration = drifting_configuration()
-    tip = posekit.FrameTask("tip", "site", position_cost=1.0, orientation_cost=0.0)
-    tip.set_target(
-        posekit.SE3.from_translation(np.array([0.0, 0.05, 0.0]))
-        @ configuration.get_transform_frame_to_world("tip", "site")
-    )
+    tip = _reaching(configuration, "tip", [0.0, 0.05, 0.0], orientation=0.0)
     plan = plan_for(configuration, [tip], 0.01, limits=[])
     before, poses = configuration.data.qpos.tobytes(), configuration.data.site_xpos.tobytes()
     assert plan.advance(0.0) == Q_NOT_FINITE

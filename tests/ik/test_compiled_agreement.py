@@ -22,8 +22,6 @@ import numpy as np
 import posekit
 import pytest
 from inline_models import COUPLED_XML, TINY_XML
-from posekit.ik.compiled.engine import plan_for
-from posekit.ik.compiled.plan import Plan
 from posekit.ik.qp import QuadraticProgram
 from posekit.ik.solve import assemble_qp
 from random_stacks import MAKERS, Stack, random_stack
@@ -62,13 +60,6 @@ def _outcome(stack: Stack, configuration: posekit.Configuration) -> np.ndarray |
         return f"{type(error).__name__}: {error}"
 
 
-def _plan(stack: Stack, configuration: posekit.Configuration) -> Plan:
-    return plan_for(
-        configuration, stack.tasks, stack.dt, stack.damping, stack.limits,
-        stack.constraints or None,
-    )  # fmt: skip
-
-
 def _agree(
     stack: Stack, configuration: posekit.Configuration, compare_steps: bool = True
 ) -> np.ndarray | None:
@@ -76,7 +67,7 @@ def _agree(
     with posekit.using_engine("python"):
         reference = _outcome(stack, configuration)
     compiled = _outcome(stack, configuration)
-    assert _plan(stack, configuration).reason is None, _plan(stack, configuration).reason
+    assert stack.plan(configuration).reason is None, stack.plan(configuration).reason
     if isinstance(reference, str) or isinstance(compiled, str):
         assert compiled == reference
         return None
@@ -84,7 +75,7 @@ def _agree(
         np.testing.assert_allclose(
             compiled * stack.dt, reference * stack.dt, rtol=0.0, atol=TOLERANCE
         )
-    _same_qp(_plan(stack, configuration).last_qp(), stack, configuration)
+    _same_qp(stack.plan(configuration).last_qp(), stack, configuration)
     return reference
 
 
@@ -184,7 +175,7 @@ def test_every_row_kind_is_compiled_and_agrees() -> None:
         damping=1e-3,
     )  # fmt: skip
     assert _agree(stack, configuration) is not None
-    qp = _plan(stack, configuration).last_qp()
+    qp = stack.plan(configuration).last_qp()
     assert qp.G is not None and qp.A is not None and qp.bounds is not None
     ball_dofs = slice(
         model.jnt_dofadr[model.joint("ball").id], model.jnt_dofadr[model.joint("ball").id] + 3
