@@ -76,18 +76,21 @@ def _mapped_row(
     r"""``row[c] = weight · Σ_k L[i, k] [J_p; J_r][k, c]`` on ``columns``, the terms added
     in ``k`` order. When :math:`L_{i,0:3} = 0` (an angular row of a frame task) the sum
     starts at :math:`k = 3`: the terms left out are zeros (the Jacobians are finite), so
-    the sums are the same."""
+    the sums are the same. The columns are walked by index: iterating over the array
+    itself compiles to a slower loop."""
     m0, m1, m2 = jacobian_map[6 * i], jacobian_map[6 * i + 1], jacobian_map[6 * i + 2]
     m3, m4, m5 = jacobian_map[6 * i + 3], jacobian_map[6 * i + 4], jacobian_map[6 * i + 5]
     j0, j1, j2 = world_jacobian[0], world_jacobian[1], world_jacobian[2]
     j3, j4, j5 = world_jacobian[3], world_jacobian[4], world_jacobian[5]
     if m0 == 0.0 and m1 == 0.0 and m2 == 0.0:
-        for column in columns:
-            row[column] = weight * (m3 * j3[column] + m4 * j4[column] + m5 * j5[column])
+        for a in range(columns.shape[0]):
+            c = columns[a]
+            row[c] = weight * (m3 * j3[c] + m4 * j4[c] + m5 * j5[c])
         return
-    for column in columns:
-        total = m0 * j0[column] + m1 * j1[column] + m2 * j2[column]
-        row[column] = weight * (total + m3 * j3[column] + m4 * j4[column] + m5 * j5[column])
+    for a in range(columns.shape[0]):
+        c = columns[a]
+        total = m0 * j0[c] + m1 * j1[c] + m2 * j2[c]
+        row[c] = weight * (total + m3 * j3[c] + m4 * j4[c] + m5 * j5[c])
 
 
 @njit(cache=True, nogil=True)
@@ -116,8 +119,10 @@ def dense_rows(
         row = out[first + written]
         written += 1
         row[:] = 0.0
-        for column in columns:
-            row[column] = weight * jacobian[i, column]
+        source = jacobian[i]
+        for a in range(columns.shape[0]):
+            c = columns[a]
+            row[c] = weight * source[c]
     return written, squared_norm
 
 
