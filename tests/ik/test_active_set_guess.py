@@ -32,9 +32,9 @@ def _solve(
     factor, reduced = np.zeros((n, n)), np.zeros(n)
     count = guess.hold(x, side, free, n, lower, upper)
     guess.reduce(hessian, gradient, x, free, count, factor, reduced)
-    if not guess.cholesky(factor, count):
+    if not guess.cholesky(factor, count, reduced):
         return None
-    guess.substitute(factor, reduced, count)
+    guess.back_substitute(factor, reduced, count)
     x[free[:count]] = reduced[:count]
     no_rows = np.zeros((0, n))
     optimal = guess.optimal(
@@ -82,7 +82,7 @@ def test_a_held_bound_is_taken_only_with_a_clear_multiplier() -> None:
 )
 def test_a_hessian_that_does_not_factor_well_is_left_to_daqp(hessian: np.ndarray) -> None:
     n = hessian.shape[0]
-    assert not guess.cholesky(hessian.copy(), n)
+    assert not guess.cholesky(hessian.copy(), n, np.zeros(n))
 
 
 def test_the_next_guess_is_where_the_solution_sits_on_a_bound() -> None:

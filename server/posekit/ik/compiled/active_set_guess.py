@@ -67,14 +67,18 @@ _FAST = {"reassoc", "contract"}
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def cholesky(factor: np.ndarray, n: int) -> bool:
+def cholesky(factor: np.ndarray, n: int, y: np.ndarray) -> bool:
     r"""Factor the ``n × n`` matrix in the lower triangle of ``factor`` in place
-    (:math:`A = L L^T`); False when a pivot is below ``MIN_PIVOT`` times the largest
-    diagonal entry (not positive definite enough, or NaN).
+    (:math:`A = L L^T`, with :math:`1 / L_{jj}` stored on the diagonal) and solve
+    :math:`L z = y` in ``y`` on the way; False when a pivot is below ``MIN_PIVOT`` times
+    the largest diagonal entry (not positive definite enough, or NaN).
 
-    Column :math:`j`: :math:`L_{jj} = \sqrt{A_{jj} - \sum_{k<j} L_{jk}^2}`, then
-    :math:`L_{ij} = (A_{ij} - \sum_{k<j} L_{ik} L_{jk}) / L_{jj}` for :math:`i > j`, two
-    rows :math:`i, i+1` per pass so that each :math:`L_{jk}` is loaded once for both."""
+    Column :math:`j`: :math:`L_{jj} = \sqrt{A_{jj} - \sum_{k<j} L_{jk}^2}` and
+    :math:`z_j = (y_j - \sum_{k<j} L_{jk} z_k) / L_{jj}` (the same row, one pass), then
+    :math:`L_{ij} = (A_{ij} - \sum_{k<j} L_{ik} L_{jk}) / L_{jj}` for :math:`i > j`
+    (:func:`_column`). Dividing means multiplying by :math:`1 / L_{jj}`, computed once per
+    column: the answer moves by rounding only. The forward solve's chain of dependent
+    operations then overlaps the factor's independent ones instead of following them."""
     largest = 0.0
     for j in range(n):
         largest = max(largest, factor[j, j])
@@ -82,41 +86,56 @@ def cholesky(factor: np.ndarray, n: int) -> bool:
     if not floor > 0.0:
         return False
     for j in range(n):
-        pivot = factor[j, j]
+        row = factor[j]
+        pivot = row[j]
+        total = y[j]
         for k in range(j):
-            pivot -= factor[j, k] * factor[j, k]
+            pivot -= row[k] * row[k]
+            total -= row[k] * y[k]
         if not pivot > floor:
             return False
-        diagonal = math.sqrt(pivot)
-        factor[j, j] = diagonal
-        for i in range(j + 1, n - 1, 2):
-            first, second = factor[i, j], factor[i + 1, j]
-            for k in range(j):
-                first -= factor[i, k] * factor[j, k]
-                second -= factor[i + 1, k] * factor[j, k]
-            factor[i, j] = first / diagonal
-            factor[i + 1, j] = second / diagonal
-        if (n - j - 1) % 2 == 1:
-            total = factor[n - 1, j]
-            for k in range(j):
-                total -= factor[n - 1, k] * factor[j, k]
-            factor[n - 1, j] = total / diagonal
+        inverse = 1.0 / math.sqrt(pivot)
+        row[j] = inverse
+        y[j] = total * inverse
+        _column(factor, n, j, inverse)
     return True
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def substitute(factor: np.ndarray, y: np.ndarray, n: int) -> None:
-    """:math:`y \\leftarrow (L L^T)^{-1} y` for the first ``n`` entries (both solves walk
-    the rows of :math:`L`)."""
-    for i in range(n):
-        total = y[i]
-        for k in range(i):
-            total -= factor[i, k] * y[k]
-        y[i] = total / factor[i, i]
+def _column(factor: np.ndarray, n: int, j: int, inverse: float) -> None:
+    r""":math:`L_{ij}` for every :math:`i > j` (``inverse`` is :math:`1 / L_{jj}`), four
+    rows :math:`i \dots i+3` per pass so that each :math:`L_{jk}` is loaded once for the
+    four, then the last ones one by one."""
+    row = factor[j]
+    i = j + 1
+    while i + 3 < n:
+        r0, r1, r2, r3 = factor[i], factor[i + 1], factor[i + 2], factor[i + 3]
+        s0, s1, s2, s3 = r0[j], r1[j], r2[j], r3[j]
+        for k in range(j):
+            l_jk = row[k]
+            s0 -= r0[k] * l_jk
+            s1 -= r1[k] * l_jk
+            s2 -= r2[k] * l_jk
+            s3 -= r3[k] * l_jk
+        r0[j], r1[j], r2[j], r3[j] = s0 * inverse, s1 * inverse, s2 * inverse, s3 * inverse
+        i += 4
+    while i < n:
+        last = factor[i]
+        total = last[j]
+        for k in range(j):
+            total -= last[k] * row[k]
+        last[j] = total * inverse
+        i += 1
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def back_substitute(factor: np.ndarray, z: np.ndarray, n: int) -> None:
+    r""":math:`z \leftarrow L^{-T} z` for the first ``n`` entries, with ``factor`` as
+    :func:`cholesky` left it (so that, after it, ``z`` is :math:`(L L^T)^{-1} y`)."""
     for i in range(n - 1, -1, -1):
-        y[i] /= factor[i, i]
+        z[i] *= factor[i, i]
         for k in range(i):
-            y[k] -= factor[i, k] * y[i]
+            z[k] -= factor[i, k] * z[i]
 
 
 @njit(cache=True, nogil=True)

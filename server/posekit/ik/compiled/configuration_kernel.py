@@ -65,8 +65,8 @@ def integrate_and_update(native: np.ndarray, velocity: np.ndarray, dt: float) ->
     """
     if velocity.shape[0] != native[_NV]:
         return WRONG_SHAPE
-    for value in velocity:
-        if not math.isfinite(value):
+    for i in range(velocity.shape[0]):
+        if not math.isfinite(velocity[i]):
             return NOT_FINITE
     call_v_pppd(native[_INTEGRATE], native[_MODEL], native[_QPOS], velocity.ctypes.data, dt)
     call_v_pp(native[_KINEMATICS], native[_MODEL], native[_DATA])

@@ -82,7 +82,8 @@ def _jacobian(ints: np.ndarray, record: int, columns: np.ndarray, out: np.ndarra
     dof_body = int32s(ints[record + M_DOF_BODY], nv)
     centers = floats(ints[h.H_SUBTREE_COM], 3 * nbody)
     r = 3 * _ROBOT_ROOT_BODY
-    for i in columns:
+    for a in range(columns.shape[0]):
+        i = columns[a]
         b = 3 * dof_body[i]
         weight = masses[dof_body[i]] / masses[_ROBOT_ROOT_BODY]
         x, y, z = (

@@ -127,8 +127,8 @@ def diagonal(ints: np.ndarray, scalars: np.ndarray, work: np.ndarray, record: in
     if lm_damping == 0.0:
         return 0.0
     squared_norm = 0.0
-    for value in weighted_error:
-        squared_norm += value * value
+    for i in range(nv):
+        squared_norm += weighted_error[i] * weighted_error[i]
     return lm_damping * squared_norm
 
 

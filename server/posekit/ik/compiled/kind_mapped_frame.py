@@ -5,7 +5,8 @@ the task's error and ``k × 6`` map :math:`L` from the very functions the Python
 uses (:func:`~posekit.ik.tasks.frame_residual.frame_error_and_map`,
 :func:`~posekit.ik.tasks.pointing_residual.look_at_error_and_map`,
 :func:`~posekit.ik.tasks.pointing_residual.axis_align_error_and_map`), then the rows
-(:func:`~posekit.ik.compiled.rows.mapped_rows`). :func:`error_norm` reports
+(:func:`~posekit.ik.compiled.frame_rows.frame_rows` for a frame task's six,
+:func:`~posekit.ik.compiled.rows.mapped_rows` for the others' three). :func:`error_norm` reports
 :math:`\|e\|` from the same functions, without the Jacobian.
 
 Record: jac function slot, frame id, addresses of the frame's rotation (9) and
@@ -19,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from posekit.ik.compiled import header as h
+from posekit.ik.compiled.frame_rows import frame_rows
 from posekit.ik.compiled.native import call_v_ppppi, floats, int32s
 from posekit.ik.compiled.packing import (
     PackContext,
@@ -110,7 +112,7 @@ def rows(
         cost = floats(ints[record + M_COST], 6)
         target_a = floats(ints[record + M_TARGET_A], 9)
         error, jacobian_map = frame_error_and_map(target_a, target_b, rotation, position)
-        return mapped_rows(
+        return frame_rows(
             error, jacobian_map, world_jacobian, cost, weighted, gain, out, rhs, first, columns
         )
     cost = floats(ints[record + M_COST], 3)

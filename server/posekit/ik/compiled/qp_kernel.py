@@ -168,9 +168,9 @@ def _guess(
         if count < 0 or (inequalities > 0 and count < nv):
             return False
         guess.reduce(hessian, gradient, x, free, count, factor, reduced)
-        if not guess.cholesky(factor, count):
+        if not guess.cholesky(factor, count, reduced):
             return False
-        guess.substitute(factor, reduced, count)
+        guess.back_substitute(factor, reduced, count)
         for a in range(count):
             x[free[a]] = reduced[a]
         if guess.optimal(

@@ -1,4 +1,4 @@
-r"""Poses ``(w, x, y, z, tx, ty, tz)`` composed and inverted in compiled code.
+r"""Poses ``(w, x, y, z, tx, ty, tz)`` composed, inverted and built in compiled code.
 
 The quaternion rotation and product are :func:`~posekit.ik.lie.utils.rotate_floats`
 and :func:`~posekit.ik.lie.utils.multiply_quat_floats` compiled with Numba: the same
@@ -14,6 +14,8 @@ from numba import njit
 from posekit.ik.lie.utils import multiply_quat_floats, rotate_floats
 
 Pose = tuple[float, float, float, float, float, float, float]
+_VECTOR_INTO = ["int64(float64[::1], float64[::1])", "int64(float64[:], float64[::1])"]
+"""A contiguous float64 vector or any other (one dispatch, no layout check before it)."""
 
 rotate = njit(cache=True, nogil=True)(rotate_floats)
 multiply = njit(cache=True, nogil=True)(multiply_quat_floats)
@@ -45,4 +47,15 @@ def compose_into(left: np.ndarray, right: np.ndarray, out: np.ndarray) -> int:
     )
     for i in range(7):
         out[i] = pose[i]
+    return 0
+
+
+@njit(_VECTOR_INTO, cache=True)  # eager: any other argument is a TypeError, not a compile
+def translation_into(translation: np.ndarray, out: np.ndarray) -> int:
+    r"""Write the pure translation :math:`(1, 0, 0, 0, t)` into ``out`` (7); 0 when
+    ``translation`` has 3 entries [m], 1 (nothing written) otherwise."""
+    if translation.shape[0] != 3:
+        return 1
+    out[0], out[1], out[2], out[3] = 1.0, 0.0, 0.0, 0.0
+    out[4], out[5], out[6] = translation[0], translation[1], translation[2]
     return 0

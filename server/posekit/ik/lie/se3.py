@@ -10,7 +10,7 @@ import numpy as np
 
 from posekit.ik.exceptions import InvalidMocapBody, InvalidShape
 from posekit.ik.lie.base import MatrixLieGroup
-from posekit.ik.lie.pose_kernels import compose_into
+from posekit.ik.lie.pose_kernels import compose_into, translation_into
 from posekit.ik.lie.so3 import SO3, _parameter_vector
 from posekit.ik.lie.utils import (
     invert_pose,
@@ -27,7 +27,6 @@ from posekit.ik.lie.utils import (
 _FULL_RANGE = (-math.inf, math.inf)
 _CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
 _IDENTITY = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-_FLOAT64 = np.dtype(np.float64)
 
 
 class SE3(MatrixLieGroup):
@@ -76,14 +75,14 @@ class SE3(MatrixLieGroup):
     @classmethod
     def from_translation(cls, translation: np.ndarray) -> SE3:
         """A pure translation [m]."""
-        if (
-            type(translation) is not np.ndarray
-            or translation.dtype is not _FLOAT64
-            or translation.shape != (3,)
-        ):
-            translation = _parameter_vector(translation, 3, "translation")
-        wxyz_xyz = _IDENTITY.copy()
-        wxyz_xyz[4:] = translation
+        wxyz_xyz = np.empty(7)
+        try:  # a float64 vector of 3 (the common case): one compiled call
+            written = translation_into(translation, wxyz_xyz) == 0
+        except TypeError:  # not a float64 vector
+            written = False
+        if not written:
+            wxyz_xyz = _IDENTITY.copy()
+            wxyz_xyz[4:] = _parameter_vector(translation, 3, "translation")
         pose = object.__new__(cls)
         pose.wxyz_xyz = wxyz_xyz
         return pose
@@ -178,8 +177,12 @@ class SE3(MatrixLieGroup):
 
     def __matmul__(self, other: object) -> object:
         """``X @ Y`` composes two poses (the common case, first); ``X @ p`` applies ``X``."""
-        if type(other) is SE3:
-            return self.multiply(other)
+        if type(other) is SE3:  # multiply's body, without its call
+            out = np.empty(7)
+            compose_into(self.wxyz_xyz, other.wxyz_xyz, out)
+            pose = object.__new__(SE3)
+            pose.wxyz_xyz = out
+            return pose
         return super().__matmul__(other)  # type: ignore[call-overload]
 
     def inverse(self) -> SE3:
