@@ -119,11 +119,24 @@ def start_server(port: int, environment: dict[str, str]) -> subprocess.Popen:
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
+                wait_until_idle(process.pid)
                 return process
         except httpx.HTTPError:
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("the server did not start")
+
+
+def wait_until_idle(pid: int, most: float = 0.05, limit_s: float = 60.0) -> None:
+    """Wait until the server's processes use under ``most`` of a core in two seconds running:
+    its solver process and the spare one start after the health check answers, and the
+    spare's warm-up (about a core for seconds on a slow machine) would fall into the
+    first level's measurement."""
+    deadline, quiet = time.monotonic() + limit_s, 0
+    while time.monotonic() < deadline and quiet < 2:
+        before = tree_cpu_seconds(process_tree(pid))
+        time.sleep(1.0)
+        quiet = quiet + 1 if tree_cpu_seconds(process_tree(pid)) - before < most else 0
 
 
 def run(coroutine: Any) -> Any:
