@@ -230,22 +230,28 @@ SCENARIOS: dict[str, tuple[str, Callable[[ModuleType], Problem]]] = {
 }
 
 
+def ik_step(lib: ModuleType, problem: Problem, step: int) -> None:
+    """One IK step of ``problem`` with engine ``lib``: move the targets to ``step``'s,
+    solve with daqp, integrate over :data:`DT`."""
+    configuration = problem.configuration
+    problem.move_targets(step)
+    velocity = lib.solve_ik(
+        configuration,
+        problem.tasks,
+        DT,
+        "daqp",
+        limits=problem.limits,
+        constraints=problem.constraints or None,
+    )
+    configuration.integrate_inplace(velocity, DT)
+
+
 def run_block(lib: ModuleType, problem: Problem, first: int, steps: int) -> list[float]:
     """Time ``steps`` IK steps; returns seconds per step."""
     times = []
-    configuration = problem.configuration
     for step in range(first, first + steps):
         start = time.perf_counter()
-        problem.move_targets(step)
-        velocity = lib.solve_ik(
-            configuration,
-            problem.tasks,
-            DT,
-            "daqp",
-            limits=problem.limits,
-            constraints=problem.constraints or None,
-        )
-        configuration.integrate_inplace(velocity, DT)
+        ik_step(lib, problem, step)
         times.append(time.perf_counter() - start)
     return times
 

@@ -22,20 +22,9 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import os
-import subprocess
-import time
 
-from ik_step import DT, SCENARIOS, Problem
-
-
-def instrument() -> None:
-    """Switch callgrind's instrumentation on (with ``CG_TOGGLE``; the collection is then
-    limited to ``functools.reduce`` by ``--toggle-collect``)."""
-    if os.environ.get("CG_TOGGLE"):
-        command = ["callgrind_control", "-i", "on", str(os.getpid())]
-        subprocess.run(command, check=False, capture_output=True)
-        time.sleep(1.0)
+from callgrind import instrument
+from ik_step import SCENARIOS, Problem, ik_step
 
 
 def main() -> None:
@@ -47,19 +36,9 @@ def main() -> None:
     args = parser.parse_args()
     lib = importlib.import_module(args.lib)
     problem: Problem = SCENARIOS[args.scenario][1](lib)
-    configuration = problem.configuration
 
     def step(_: object, k: int) -> None:
-        problem.move_targets(k)
-        velocity = lib.solve_ik(
-            configuration,
-            problem.tasks,
-            DT,
-            "daqp",
-            limits=problem.limits,
-            constraints=problem.constraints or None,
-        )
-        configuration.integrate_inplace(velocity, DT)
+        ik_step(lib, problem, k)
 
     for k in range(args.warmup):
         step(None, k)

@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import pickle
-import subprocess
 import sys
 import threading
 import time
@@ -49,6 +47,7 @@ from collections.abc import Callable, Iterator
 from multiprocessing import Pipe
 from typing import Any
 
+from callgrind import instrument
 from posekit.robots import RobotRegistry
 from posekit.sessions.changes import Change
 from posekit.sessions.loops import fair_share
@@ -184,10 +183,7 @@ def main() -> None:
     while scheduler.steps < 5 * sessions:
         one_pass(None, 0)
     before = scheduler.steps
-    if os.environ.get("CG_TOGGLE"):
-        command = ["callgrind_control", "-i", "on", str(os.getpid())]
-        subprocess.run(command, check=False, capture_output=True)
-        time.sleep(1.0)
+    instrument()
     cpu = time.thread_time()
     while scheduler.steps < before + steps * sessions:
         functools.reduce(one_pass, range(PASSES_PER_CALL), None)

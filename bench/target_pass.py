@@ -31,13 +31,11 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import os
 import pickle
-import subprocess
-import time
 from multiprocessing import Pipe
 from typing import Any
 
+from callgrind import instrument
 from posekit.api.routes_stream import target_applier
 from posekit.robots import RobotRegistry
 from posekit.sessions.loops.messages import Open, replay_of
@@ -99,15 +97,6 @@ def position(index: int, k: int, center: list[float]) -> list[float]:
 def open_sessions(registry: RobotRegistry, count: int, loop: Any) -> list[Session]:
     manager = SessionManager(registry, solve_loop=loop)
     return [manager.create({"robot": "arm7"}) for _ in range(count)]
-
-
-def instrument() -> None:
-    """Switch callgrind's instrumentation on (with ``CG_TOGGLE``; the collection is then
-    limited to ``functools.reduce`` by ``--toggle-collect``)."""
-    if os.environ.get("CG_TOGGLE"):
-        command = ["callgrind_control", "-i", "on", str(os.getpid())]
-        subprocess.run(command, check=False, capture_output=True)
-        time.sleep(1.0)
 
 
 def server_side(sessions: list[Session], targets: int, measure: bool = True) -> None:
