@@ -26,6 +26,7 @@ from support.models import builtin_model, drifting_configuration, random_configu
 
 STEPS = 3
 
+
 def _call_by_call(
     stack: Stack, configuration: posekit.Configuration, tolerance: float
 ) -> tuple[str, np.ndarray | None]:

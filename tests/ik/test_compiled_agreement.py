@@ -31,8 +31,6 @@ TOLERANCE = 1e-9
 STEPS = 4
 
 
-
-
 def _sparse(xml: str) -> mujoco.MjModel:
     return mujoco.MjModel.from_xml_string(
         xml.replace("<mujoco>", '<mujoco><option jacobian="sparse"/>', 1)

@@ -74,7 +74,7 @@ def _mapped_row(
     columns: np.ndarray,
 ) -> None:
     r"""``row[c] = weight · Σ_k L[i, k] [J_p; J_r][k, c]`` on ``columns``, the terms added
-    in ``k`` order. When :math:`L_{i,0:3} = 0` (an angular row of a frame task) the sum
+    in ``k`` order. When :math:`L_{i,0:3} = 0` (an axis-align task's rows) the sum
     starts at :math:`k = 3`: the terms left out are zeros (the Jacobians are finite), so
     the sums are the same. The columns are walked by index: iterating over the array
     itself compiles to a slower loop."""

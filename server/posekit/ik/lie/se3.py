@@ -177,12 +177,8 @@ class SE3(MatrixLieGroup):
 
     def __matmul__(self, other: object) -> object:
         """``X @ Y`` composes two poses (the common case, first); ``X @ p`` applies ``X``."""
-        if type(other) is SE3:  # multiply's body, without its call
-            out = np.empty(7)
-            compose_into(self.wxyz_xyz, other.wxyz_xyz, out)
-            pose = object.__new__(SE3)
-            pose.wxyz_xyz = out
-            return pose
+        if type(other) is SE3:
+            return self.multiply(other)
         return super().__matmul__(other)  # type: ignore[call-overload]
 
     def inverse(self) -> SE3:

@@ -14,9 +14,7 @@ from posekit.ik.tasks.kernels import frame_kernel
 from posekit.ik.tasks.mapped_task import MappedFrameTask
 from posekit.ik.tasks.pose_target import (
     POSE_BUFFER,
-    STORED,
     PoseValues,
-    store_pose,
     store_pose_target,
     stored_pose,
 )
@@ -94,13 +92,7 @@ class FrameTask(MappedFrameTask):
 
     def set_target(self, transform_target_to_world: SE3) -> None:
         """Set the target pose :math:`T_{0t}` of the frame in the world."""
-        target = transform_target_to_world
-        try:  # a valid SE3 of float64 (the common case): one compiled call
-            stored = type(target) is SE3 and store_pose(target.wxyz_xyz, self._target) == STORED
-        except TypeError:
-            stored = False
-        if not stored:  # checked again, converted or refused with the reason
-            store_pose_target(target, "transform_target_to_world", self._target)
+        store_pose_target(transform_target_to_world, "transform_target_to_world", self._target)
         if not self._has_target:
             self._has_target = True
 

@@ -28,13 +28,13 @@ from posekit.ik.tasks.frame_residual import rotation_from_quat
 
 POSE_BUFFER = 19
 """Floats of a pose-target buffer: ``wxyz_xyz`` (7), rotation (9), translation (3)."""
-STORED, _NOT_FINITE, _ZERO_QUATERNION = 0, 1, 2
+_OK, _NOT_FINITE, _ZERO_QUATERNION = 0, 1, 2
 _SIGNATURES = ["int64(float64[::1], float64[::1])", "int64(float64[:], float64[::1])"]
 """A contiguous pose and any other float64 vector (no layout check before the call)."""
 
 
 @njit(_SIGNATURES, cache=True)  # no nogil: releasing the GIL would cost more than the kernel
-def store_pose(pose: np.ndarray, out: np.ndarray) -> int:
+def _store(pose: np.ndarray, out: np.ndarray) -> int:
     """Write the normalised pose, its rotation and translation into ``out``; 0 when valid
     (nothing written otherwise). A ``TypeError`` for anything but a float64 vector."""
     for value in pose:
@@ -52,7 +52,7 @@ def store_pose(pose: np.ndarray, out: np.ndarray) -> int:
     for i in range(3):
         out[4 + i] = pose[4 + i]
         out[16 + i] = pose[4 + i]
-    return STORED
+    return _OK
 
 
 def store_pose_target(target: object, what: str, buffer: np.ndarray) -> None:
@@ -66,10 +66,10 @@ def store_pose_target(target: object, what: str, buffer: np.ndarray) -> None:
         raise InvalidTarget(f"{what} must be an SE3, got {type(target).__name__}")
     pose = target.wxyz_xyz
     try:
-        code = store_pose(pose, buffer)
+        code = _store(pose, buffer)
     except TypeError:  # not a float64 vector: store its float64 copy
         pose = np.ascontiguousarray(pose, dtype=np.float64)
-        code = store_pose(pose, buffer)
+        code = _store(pose, buffer)
     if code == _NOT_FINITE:
         raise InvalidTarget(f"{what} must be finite, got {pose.tolist()}")
     if code == _ZERO_QUATERNION:
@@ -104,7 +104,7 @@ class PoseValues:
         except (struct.error, TypeError, OverflowError):  # not 7 numbers: as SE3 does
             store_pose_target(SE3(np.array([*wxyz, *xyz])), what, buffer)
             return
-        code = store_pose(self._array, buffer)
+        code = _store(self._array, buffer)
         if code == _NOT_FINITE:
             raise InvalidTarget(f"{what} must be finite, got {self._array.tolist()}")
         if code == _ZERO_QUATERNION:
