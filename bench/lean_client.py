@@ -123,6 +123,7 @@ class LeanClient(asyncio.Protocol):
         now = time.perf_counter()
         _, flags, _, revision, *_, nq, n_errors, ref_bytes = HEADER.unpack_from(payload)
         load = self.load
+        load.streaming = True
         if load.measuring:
             load.states += 1
             load.throttled += bool(flags & THROTTLED)

@@ -197,6 +197,19 @@ async def create_sessions(
     return loads
 
 
+async def every_client_streaming(loads: list[SessionLoad], timeout_s: float = 120.0) -> None:
+    """Wait until every client has had a state: the warm-up starts from there. Connecting
+    hundreds of clients to a saturated server takes seconds, and a warm-up started with
+    the first of them let the measurement begin before the last were served (those
+    sessions then counted fewer states, as if stepped less often)."""
+    deadline = time.monotonic() + timeout_s
+    while not all(load.streaming for load in loads):
+        if time.monotonic() > deadline:
+            waiting = sum(not load.streaming for load in loads)
+            raise RuntimeError(f"{waiting} clients had no state after {timeout_s:.0f} s")
+        await asyncio.sleep(0.05)
+
+
 async def run_level(
     base: str,
     pid: int,
@@ -220,6 +233,7 @@ async def run_level(
                 asyncio.create_task(websockets_client.drive(url, load, stop, i / len(loads), mode))
                 for i, (url, load) in enumerate(zip(urls, loads, strict=True))
             ]
+        await every_client_streaming(loads)
         await asyncio.sleep(warmup)
         for load in loads:
             load.measuring = True

@@ -47,6 +47,7 @@ class SessionLoad:
     states: int = 0
     throttled: int = 0  # states that said the session was throttled
     latencies: list[float] = field(default_factory=list)
+    streaming: bool = False  # a state came (the client is connected and served)
     measuring: bool = False
     first_revision: int | None = None  # of the first state received while measuring
     last_revision: int = 0  # of the last one

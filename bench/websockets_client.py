@@ -45,6 +45,7 @@ async def drive(
                 message = state_frame.decode(raw) if isinstance(raw, bytes) else json.loads(raw)
                 if message["type"] != "state":
                     continue
+                load.streaming = True
                 if load.measuring:
                     load.states += 1
                     load.throttled += bool(message.get("throttled"))
