@@ -1,11 +1,14 @@
-"""The scheduler's cadence: changes are answered at once without adding steps."""
+"""The scheduler's cadence: changes are answered at once without adding steps, and the
+sessions of one rate step on a common grid, in one pass."""
 
 from __future__ import annotations
 
+import math
+import random
 import time
 
 from posekit.sessions.changes import SetQ
-from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.loops.scheduler import Scheduler, on_grid
 from support.busy_session import BusySession
 from support.waiting import wait_for
 
@@ -33,3 +36,44 @@ def test_changes_take_the_place_of_cadence_steps() -> None:
         scheduler.stop()
     assert answered == changes
     assert steps <= 1.05 * 60 * window, steps
+
+
+def test_cadence_due_times_move_up_to_the_grid_of_their_period() -> None:
+    """A due time on a multiple of the period (up to float error) stays there; any other
+    moves up to the next multiple, less than a period later."""
+    period = 1.0 / 60.0
+    assert on_grid(7 * period, period) == 7 * period
+    assert on_grid(7 * period + 1e-13, period) == 7 * period
+    assert on_grid(7.3 * period, period) == 8 * period
+    generator = random.Random(3)
+    for _ in range(1000):
+        due, period = generator.uniform(0.0, 1e6), generator.choice([1 / 30, 1 / 60, 0.0125])
+        moved = on_grid(due, period)
+        assert due - 1e-6 * period <= moved < due + period
+        assert math.isclose(moved / period, round(moved / period), abs_tol=1e-6)
+        following = on_grid(moved + period, period)  # the next cadence step: one period on
+        assert math.isclose(following, moved + period, rel_tol=0.0, abs_tol=1e-9)
+
+
+def test_sessions_of_one_rate_share_their_passes() -> None:
+    """Four 60 Hz sessions attached a few milliseconds apart (phases that no pass's
+    lookahead would gather) are stepped together once they keep to the grid: after
+    their first steps, most passes step all four (a pass may split when the driving
+    thread is late: a late step is rescheduled from its own time)."""
+    sessions = [BusySession(f"s{i}", cost=0.0001) for i in range(4)]
+    scheduler = Scheduler()
+    passes: list[int] = []
+    scheduler.on_pass = lambda stepped: passes.append(len(stepped))
+    for session in sessions:
+        scheduler.attach(session)
+        scheduler.step_due()
+        time.sleep(0.004)  # 4 ms apart: beyond the pass lookahead (2 ms)
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        delay = scheduler.step_due()
+        if delay is None or delay > 0.0:
+            time.sleep(min(delay or 0.005, 0.005))
+    settled = passes[8:]
+    assert min(len(s.states) for s in sessions) >= 30  # every one kept stepping
+    assert len(settled) >= 20
+    assert sum(size == len(sessions) for size in settled) >= 0.8 * len(settled), passes

@@ -35,6 +35,18 @@ One thread rather than one per session: stepping is Python-bound, so under the G
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
 batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
 most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
+
+Cadence steps keep to a common grid: a session's next cadence step, due one period after
+the one before, is moved up to the next multiple of its period on the monotonic clock
+(:func:`on_grid`; at most once, by less than a period, when it first steps or after a
+change step that replaced no cadence step). So the sessions of one rate are due at the
+same instants, and a pass steps all of them at once instead of the few whose
+arbitrary phases fall within ``LOOKAHEAD`` of each other: the costs paid per pass rather
+than per step — waking the thread, reading its CPU clock, pickling, writing and reading
+the batch, waking the server process's event loop and answering the batch — are shared
+by up to ``MAX_BATCH`` states, and no state comes before its time. A change is still
+stepped at once, off the grid (its step replaces the cadence step, whose grid time the
+cadence goes on from); a throttled session keeps its fair share's spacing.
 """
 
 from __future__ import annotations
@@ -58,6 +70,9 @@ logger = logging.getLogger(__name__)
 # A change steps the session at once, but never sooner than this fraction of a period
 # after its previous step (a flood of changes cannot exceed 2× rate_hz).
 WAKE_SPACING = 0.5
+# A cadence step's due time is moved up to the next multiple of the session's period
+# (GRID_SLACK: a due time this close to a multiple, in periods, counts as on it).
+GRID_SLACK = 1e-6
 # Sessions stepped per pass at most. A change never waits for a whole pass (changes due
 # are stepped between two steps of it); the pass's states go to the server process as one
 # batch, so under overload larger passes mean fewer batches and answers per state (at
@@ -85,6 +100,12 @@ class _Slot:
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
     period: float | None = None  # [s] its period when throttled, else None
     interval: float = 0.0  # [s] smoothed time between its steps while throttled; 0: none
+
+
+def on_grid(due: float, period: float) -> float:
+    """The first multiple of ``period`` at or after ``due`` [s, monotonic]: every session
+    of one rate steps at the same instants (module docstring)."""
+    return math.ceil(due / period - GRID_SLACK) * period
 
 
 class Scheduler:
@@ -394,6 +415,8 @@ class Scheduler:
                     # add steps.
                     base = replaced if urgent and replaced is not None else at
                     due, extra = base + period, 0.0
+                    if not throttled:
+                        due = on_grid(due, period)
                     if throttled and self.extra_steps:
                         extra = base + own_period
                         extra = extra if extra > now else now
