@@ -179,8 +179,10 @@ async def create_sessions(
     targets (their target moved 10 cm once, a tolerance they never reach)."""
     loads = []
     for _ in range(count):
-        session = (await http.post("/api/sessions", json={"robot": kind.robot})).json()
-        sid = session["id"]
+        answer = await http.post("/api/sessions", json={"robot": kind.robot})
+        if answer.status_code != 201:
+            raise RuntimeError(f"session {len(loads) + 1} of {count} refused: {answer.text}")
+        sid = answer.json()["id"]
         for limit in kind.limits:
             answer = await http.post(f"/api/sessions/{sid}/limits", json=limit)
             answer.raise_for_status()
