@@ -38,8 +38,9 @@ most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
 
 Cadence steps keep to a common grid: a session's next cadence step, due one period after
 the one before, is moved up to the next multiple of its period on the monotonic clock
-(:func:`on_grid`; at most once, by less than a period, when it first steps or after a
-change step that replaced no cadence step). So the sessions of one rate are due at the
+(:func:`on_grid`; by less than a period, once after its first step, after a change
+step that replaced no cadence step, or after a step taken more than a period late, which
+is rescheduled from its own time). So the sessions of one rate are due at the
 same instants, and a pass steps all of them at once instead of the few whose
 arbitrary phases fall within ``LOOKAHEAD`` of each other: the costs paid per pass rather
 than per step — waking the thread, reading its CPU clock, pickling, writing and reading
