@@ -343,7 +343,11 @@ def main() -> None:
     else:
         port = free_port()
         most = max(int(n) for n in args.sessions.split(",")) if args.scenario == "levels" else 0
-        environment = {"POSEKIT_MAX_SESSIONS": str(max(100, most + args.light + args.heavy))}
+        live = most + args.light + args.heavy
+        environment = {
+            "POSEKIT_MAX_SESSIONS": str(max(100, live)),
+            "POSEKIT_MAX_STORED_SESSIONS": str(max(1000, live)),
+        }
         if args.solver_processes is not None:
             environment["POSEKIT_SOLVER_PROCESSES"] = str(args.solver_processes)
         if args.capacity is not None:

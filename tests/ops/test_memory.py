@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
+from posekit.memory import note_freed, release_noted
 from support.models import needs_menagerie
 from support.servers import ServerProcess
 from support.waiting import wait_for
@@ -88,3 +89,39 @@ def test_sessions_on_eight_robots_leave_both_processes_near_a_fresh_servers_size
         wait_for(back_to_fresh, timeout=30, what="RSS within 25 % of a fresh server's", poll=0.5)
     finally:
         server.stop()
+
+
+def test_ended_sessions_give_their_memory_back_in_both_processes() -> None:
+    """300 arm7 sessions created (each solved on creation) and deleted, twice: each
+    process trims its heap after they end (``posekit.memory.note_freed``), instead of
+    keeping what they freed (about 150 MB a round in each process before)."""
+    server = ServerProcess(POSEKIT_MAX_SESSIONS="400")
+    try:
+        client = httpx.Client(base_url=server.url, timeout=120)
+        cycle(client, "arm7")
+        pids = wait_for(lambda: len(found := server_and_solver(server)) == 3 and found)
+        wait_for(lambda: client.get("/api/health").json()["sessions"] == 0, what="no session")
+        fresh = settled_sizes(pids)
+        for _ in range(2):
+            created = [client.post("/api/sessions", json={"robot": "arm7"}) for _ in range(300)]
+            assert all(answer.status_code == 201 for answer in created), created[-1].text
+            states = [client.get(f"/api/sessions/{a.json()['id']}/state") for a in created]
+            assert all(state.json()["seq"] >= 1 for state in states)
+            for answer in created:
+                assert client.delete(f"/api/sessions/{answer.json()['id']}").status_code == 204
+
+        def back_to_fresh() -> bool:
+            return all(resident_mib(pid) <= fresh[pid] + 40 for pid in pids)
+
+        wait_for(back_to_fresh, timeout=30, what="RSS within 40 MiB of a fresh server's", poll=0.5)
+    finally:
+        server.stop()
+
+
+def test_the_heap_is_trimmed_once_per_noted_release() -> None:
+    release_noted()  # whatever was noted before this test
+    assert release_noted() is False
+    note_freed()
+    note_freed()
+    assert release_noted() is True
+    assert release_noted() is False

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import mujoco
 
-from posekit.memory import release_freed_memory
+from posekit.memory import note_freed, release_noted
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,6 @@ class ModelCache:
         self._lock = threading.Lock()
         self._compiling: dict[Hashable, threading.Lock] = {}
         self._generations: dict[Hashable, int] = {}  # bumped by invalidate()
-        self._freed = threading.Event()
         mujoco.mj_setCacheCapacity(mujoco.mj_getCache(), 0)
 
     def get(self, key: Hashable, compile_model: Callable[[], mujoco.MjModel]) -> mujoco.MjModel:
@@ -92,7 +91,7 @@ class ModelCache:
                     if self._generations.get(key, 0) == generation:  # not invalidated since
                         self._live[key] = model
                         self._remember(key, model)
-                weakref.finalize(model, self._freed.set)
+                weakref.finalize(model, note_freed)
         return model
 
     def invalidate(self, which: Callable[[Hashable], bool]) -> list[Hashable]:
@@ -132,9 +131,7 @@ class ModelCache:
         with self._lock:
             while self._recent and next(iter(self._recent.values())).requested <= cutoff:
                 self._recent.popitem(last=False)
-        if self._freed.is_set():
-            self._freed.clear()
-            release_freed_memory()
+        release_noted()
 
     def _lookup(self, key: Hashable) -> mujoco.MjModel | None:
         with self._lock:

@@ -27,6 +27,7 @@ import mujoco
 import numpy as np
 
 from posekit.ik.configuration import Configuration
+from posekit.memory import note_freed
 from posekit.sessions import changes
 from posekit.sessions.built_spec import BuiltSpec
 from posekit.sessions.caps import UNLIMITED, StackCaps
@@ -170,12 +171,15 @@ class SessionCore:
         return self._feed.subscribe(loop or asyncio.get_running_loop(), initial, encoding)
 
     def close(self, reason: str = "session deleted") -> None:
-        """Stop solving and end every subscription."""
+        """Stop solving and end every subscription; the heap is trimmed soon after
+        (:func:`~posekit.memory.note_freed`: the session's memory is freed once the last
+        reference to it goes)."""
         with self._lock:
             self.closed = True
             if self._loop is not None:
                 self._loop.remove(self)
         self._feed.end(reason)
+        note_freed()
 
     # ================================================================= solve
     def step(
