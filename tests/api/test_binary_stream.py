@@ -41,7 +41,7 @@ def test_a_frame_decodes_to_the_fields_it_was_encoded_from() -> None:
     assert (decoded["seq"], decoded["revision"], decoded["solve_us"]) == (7, 3, 96.5)
     bare = state_frame.decode(frame_of(ref=None, error=None, status="running"))
     assert bare["ref"] is None and bare["error"] is None and bare["status"] == "running"
-    ref, error = b'{"drag":"\\u00e9"}', "QP solver daqp failed — infeasible".encode()
+    ref, error = '{"drag":"é"}'.encode(), "QP solver daqp failed — infeasible".encode()
     assert len(frame_of()) == 48 + 8 * (4 + 2) + len(ref) + len(error)
     with pytest.raises(ValueError, match="magic"):
         state_frame.decode(b"JSON" + frame_of()[4:])

@@ -21,7 +21,7 @@ offset  size  type     field
 48      8·nq  f64[nq]  q
 …       8·n   f64[n]   errors, in the order of the task names of the latest ``tasks``
                        message (NaN: no error vector, or disabled)
-…       …     utf-8    ref, as JSON (``ref_bytes`` bytes; 0: null)
+…       …     utf-8    ref, as compact JSON in UTF-8 (``ref_bytes`` bytes; 0: null)
 …       …     utf-8    error: why the last step failed (to the end of the frame)
 ======  ====  =======  ==========================================================
 
@@ -36,6 +36,9 @@ import struct
 from array import array
 from typing import Any
 
+import msgspec
+
+_encode_json = msgspec.json.encode  # compact UTF-8 JSON, in C (json.dumps: ~40× the time)
 MAGIC = b"PKS1"
 HEADER = struct.Struct("<4sIQQdffBxHHH")
 STATUSES = ("running", "converged", "failed", "paused")
@@ -59,7 +62,7 @@ def encode(
     error: str | None,
 ) -> bytes:
     """The binary frame of a state (layout in the module docstring)."""
-    ref_bytes = b"" if ref is None else json.dumps(ref, separators=(",", ":")).encode()
+    ref_bytes = b"" if ref is None else _encode_json(ref)
     flags = (CONVERGED if converged else 0) | (THROTTLED if throttled else 0)
     header = HEADER.pack(
         MAGIC,
