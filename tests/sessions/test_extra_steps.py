@@ -96,10 +96,11 @@ def test_a_pass_of_extra_steps_takes_about_extra_pass_s_of_steps() -> None:
 def test_changes_to_a_throttled_session_are_answered_with_extra_steps() -> None:
     """Three throttled sessions (6 steps a second each at their fair share, beside a
     light one) changed every 10 ms: a change takes the place of the session's pending
-    steps, and with extra steps it is also due at the session's own spacing (half its
-    period), so the loop, which has the time, answers it far more often than the fair
-    share's period would; never more than twice the session's rate, as for any session
-    changed that often."""
+    steps, and with extra steps it is also due one period of the session's own after its
+    previous step, so the loop, which has the time, answers it far more often than the
+    fair share's period would, and never steps it above its own rate (with half a period,
+    as a session that is not throttled, each change answered early added a step: 16 G1
+    sessions dragged at 20 Hz got 62.7 states/s of their 60)."""
     heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
     scheduler = Scheduler(capacity=0.06, extra_steps=True)
     _warm(scheduler, [*heavy, BusySession("light", cost=0.0001)])
@@ -110,7 +111,7 @@ def test_changes_to_a_throttled_session_are_answered_with_extra_steps() -> None:
         _drive(scheduler, 0.01)
     counts = [len(s.states) for s in heavy]
     assert min(counts) >= 4 * 6 * window, counts
-    assert max(counts) <= 2 * RATE_HZ * window + 2, counts
+    assert max(counts) <= RATE_HZ * window + 3, counts
 
 
 def test_sessions_that_cost_alike_are_not_throttled_in_a_solver_process() -> None:

@@ -198,8 +198,8 @@ class Scheduler:
                     slot.replaced = slot.due
                 at = min(at, slot.due)
             extra = 0.0
-            if self.extra_steps and slot.period is not None:
-                extra = max(now, slot.last_step + own_spacing)
+            if self.extra_steps and slot.period is not None:  # never above its own rate
+                extra = max(now, slot.last_step + session.period)
             self._push(session, slot, at, urgent=True, extra=extra)
 
     def _push(
