@@ -127,7 +127,7 @@ def metrics_of(manager: SessionManager) -> Metrics:
     metrics.registry.register(LeaseCollector(manager.leases, lambda: owned(manager)))
     metrics.gauge(
         "posekit_session_rate_hz",
-        "Mean rate running sessions are stepped at [Hz] (their rate_hz unless throttled).",
+        "Mean rate running sessions are stepped at [Hz] (the rate_hz of their states).",
         lambda: mean_rate(running(manager)),
     )
     manager.solve_loop.on_steps = metrics.observe_steps

@@ -72,6 +72,10 @@ def test_light_sessions_keep_their_rate_beside_extra_steps() -> None:
     for session in light:
         assert len(session.states) >= 0.8 * RATE_HZ * window, len(session.states)
         assert not any(state.throttled for state in session.states)
+        # Their rate_hz is theirs again once its smoothing forgot the warm-up, when the
+        # fair share did not yet know the costs and they waited for the heavy ones.
+        later = session.states[len(session.states) // 2 :]
+        assert all(state.rate_hz == RATE_HZ for state in later), [s.rate_hz for s in later]
     # Each heavy one's fair share: (0.2 - 5 × 0.012) / 4 = 0.035 s/s, 8.75 steps a second.
     assert min(len(s.states) for s in heavy) >= 2 * 8.75 * window
 
@@ -128,3 +132,20 @@ def test_sessions_that_cost_alike_are_not_throttled_in_a_solver_process() -> Non
         if extra_steps:
             counts = [len(s.states) for s in heavy]
             assert min(counts) >= 0.8 * RATE_HZ and max(counts) - min(counts) <= 3, counts
+
+
+def test_sessions_slowed_alike_report_the_rate_they_get() -> None:
+    """Three sessions of 10 ms a step at 60 Hz ask for 1.8 s of steps a second from a loop
+    of one core: none is throttled (they cost alike, the loop steps them round-robin), each
+    gets about a third of the core, and its states say in ``rate_hz`` the rate it gets
+    (smoothed), not its own 60."""
+    alike = [BusySession(f"alike{i}", cost=0.010) for i in range(3)]
+    scheduler = Scheduler(capacity=0.06, extra_steps=True)
+    _warm(scheduler, alike)
+    window = 1.5
+    _drive(scheduler, window)
+    for session in alike:
+        got = len(session.states) / window
+        last = session.states[-1]
+        assert not last.throttled and got < 0.8 * RATE_HZ, (last, got)
+        assert 0.7 * got <= last.rate_hz <= 1.3 * got, (got, last.rate_hz)

@@ -127,8 +127,9 @@ class StateMessage(BaseModel):
     rate_hz: float = Field(
         0.0,
         description=(
-            "The rate the server steps this session at [Hz] (lower if throttled; then "
-            "smoothed over its last steps)."
+            "The rate the server steps this session at [Hz]: its own rate_hz, or lower "
+            "while it is throttled or the server is too loaded to give it 90 % of it "
+            "(then the rate it gets, smoothed over its last steps)."
         ),
     )
 

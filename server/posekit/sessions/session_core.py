@@ -112,7 +112,7 @@ class SessionCore:
 
     def step_period(self) -> float:
         """The period [s] the server steps this session at now (its latest state's rate,
-        lower when throttled); 0 when not known."""
+        lower when throttled or the loop is short of time for it); 0 when not known."""
         rate = self._latest.state.rate_hz
         return 1.0 / rate if rate > 0.0 else 0.0
 

@@ -39,7 +39,8 @@ class SessionState:
             and the loop is full, so it is stepped at its share (plus, in a solver
             process, the loop's time left over) and lighter sessions keep their rate.
         rate_hz: The rate the loop steps this session at [Hz]: its own ``rate_hz``, or
-            while it is throttled the rate it gets (smoothed).
+            the rate it gets (smoothed over its last steps) while it is throttled or
+            the loop is too loaded to give it 90 % of its own.
     """
 
     seq: int

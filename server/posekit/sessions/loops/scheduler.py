@@ -27,7 +27,9 @@ nothing else is due — an *extra step*, from a third queue, in passes of about
 ``EXTRA_PASS_S`` of steps, started at once (they are due already). Light sessions keep
 their rate and go first; what the loop has beyond the capacity is not left idle. A
 throttled state's ``rate_hz`` is the rate it gets, smoothed; sessions that all cost
-alike are not throttled at all (the fair share has no one to protect). The thread of
+alike are not throttled at all (the fair share has no one to protect), and when the
+loop is short of time for all of them, each state's ``rate_hz`` is again the rate its
+session gets, smoothed, once that is below ``SLOWED`` of its own. The thread of
 :meth:`Scheduler.start` shares the GIL with the event loop and keeps the capacity as a
 ceiling.
 
@@ -82,7 +84,11 @@ MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 EXTRA_PASS_S = 0.005  # [s] of smoothed step costs taken for one pass of extra steps
-RATE_SMOOTHING = 0.2  # weight of the newest interval in a throttled session's rate
+RATE_SMOOTHING = 0.2  # weight of the newest interval in the rate a session gets
+# A session that gets less than this fraction of its own rate (the loop is short of time
+# for everyone) reports the rate it gets; above it, its own (a step late by a few ms is
+# not a slower session).
+SLOWED = 0.9
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
 _Due = tuple[float, LoopSession, bool]
@@ -100,7 +106,8 @@ class _Slot:
     replaced: float | None = None  # when the cadence step a pending change replaced was due
     last_step: float = -math.inf  # [s, monotonic] when it was last stepped
     period: float | None = None  # [s] its period when throttled, else None
-    interval: float = 0.0  # [s] smoothed time between its steps while throttled; 0: none
+    interval: float = 0.0  # [s] smoothed time between its steps while running; 0: none
+    running: bool = False  # whether its last step rescheduled it (the next gap counts)
 
 
 def on_grid(due: float, period: float) -> float:
@@ -385,10 +392,13 @@ class Scheduler:
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
         rate_hz = 1.0 / period
-        if throttled and self.extra_steps:
-            slot = self._slots.get(session)  # (read without the lock: a float)
-            if slot is not None and slot.interval > 0.0:  # what it gets, extra steps too
-                rate_hz = min(1.0 / own_period, max(rate_hz, 1.0 / slot.interval))
+        slot = self._slots.get(session)  # (read without the lock: a float)
+        if slot is not None and slot.interval > 0.0:  # the rate it gets, smoothed
+            gets = 1.0 / slot.interval
+            if throttled and self.extra_steps:  # its share, and extra steps besides
+                rate_hz = min(1.0 / own_period, max(rate_hz, gets))
+            elif gets < SLOWED * rate_hz:  # the loop is short of time for everyone
+                rate_hz = gets
         solve_us = 0.0
         try:
             state = session.step(batch, throttled, rate_hz)
@@ -400,14 +410,15 @@ class Scheduler:
             slot = self._slots.get(session)
             if slot is not None:
                 now = time.monotonic()
-                if throttled and self.extra_steps and slot.last_step > -math.inf:
-                    gap, interval = now - slot.last_step, slot.interval  # its step interval
+                if slot.running:  # stepped since, without parking: a step interval
+                    gap, interval = now - slot.last_step, slot.interval
                     slot.interval = (
                         gap if interval == 0.0 else interval + RATE_SMOOTHING * (gap - interval)
                     )
-                elif slot.interval:
+                else:
                     slot.interval = 0.0
                 slot.last_step = now
+                slot.running = keep_going
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
                 if keep_going and slot.due is None:  # not rescheduled by a change
