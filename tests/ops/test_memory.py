@@ -91,8 +91,22 @@ def test_sessions_on_eight_robots_leave_both_processes_near_a_fresh_servers_size
         server.stop()
 
 
+def wait_solved(client: httpx.Client, session_ids: set[str]) -> None:
+    """Wait until every session of ``session_ids`` was stepped (a new session's state is
+    seq 1, its first step's 2)."""
+    unsolved = set(session_ids)
+
+    def all_solved() -> bool:
+        for sid in list(unsolved):
+            if client.get(f"/api/sessions/{sid}/state").json()["seq"] > 1:
+                unsolved.discard(sid)
+        return not unsolved
+
+    wait_for(all_solved, timeout=60, what="a solved state of every session")
+
+
 def test_ended_sessions_give_their_memory_back_in_both_processes() -> None:
-    """300 arm7 sessions created (each solved on creation) and deleted, twice: each
+    """300 arm7 sessions created, each solved at least once, and deleted, twice: each
     process trims its heap after they end (``posekit.memory.note_freed``), instead of
     keeping what they freed (about 150 MB a round in each process before)."""
     server = ServerProcess(POSEKIT_MAX_SESSIONS="400")
@@ -105,8 +119,7 @@ def test_ended_sessions_give_their_memory_back_in_both_processes() -> None:
         for _ in range(2):
             created = [client.post("/api/sessions", json={"robot": "arm7"}) for _ in range(300)]
             assert all(answer.status_code == 201 for answer in created), created[-1].text
-            states = [client.get(f"/api/sessions/{a.json()['id']}/state") for a in created]
-            assert all(state.json()["seq"] >= 1 for state in states)
+            wait_solved(client, {answer.json()["id"] for answer in created})
             for answer in created:
                 assert client.delete(f"/api/sessions/{answer.json()['id']}").status_code == 204
 
