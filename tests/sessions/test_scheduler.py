@@ -1,14 +1,18 @@
-"""The scheduler's cadence: changes are answered at once without adding steps, and the
-sessions of one rate step on a common grid, in one pass."""
+"""The scheduler's cadence: changes are answered at once without adding steps, and
+published before the rest of their pass; the sessions of one rate step on a common grid,
+in one pass."""
 
 from __future__ import annotations
 
 import math
 import random
 import time
+from collections.abc import Callable
 
 from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.scheduler import Scheduler, on_grid
+from posekit.sessions.state import SessionState
+from posekit.sessions.subscription import SignalBatch
 from support.busy_session import BusySession
 from support.waiting import wait_for
 
@@ -77,3 +81,68 @@ def test_sessions_of_one_rate_share_their_passes() -> None:
     assert min(len(s.states) for s in sessions) >= 30  # every one kept stepping
     assert len(settled) >= 20
     assert sum(size == len(sessions) for size in settled) >= 0.8 * len(settled), passes
+
+
+class _TriggerSession(BusySession):
+    """A busy session that calls ``trigger`` (once) during its next step."""
+
+    trigger: Callable[[], None] | None = None
+
+    def step(
+        self, batch: SignalBatch | None = None, throttled: bool = False, rate_hz: float = 0.0
+    ) -> SessionState:
+        trigger, self.trigger = self.trigger, None
+        if trigger is not None:
+            trigger()
+        return super().step(batch, throttled, rate_hz)
+
+
+def _drive(scheduler: Scheduler, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        delay = scheduler.step_due()
+        if delay is None or delay > 0.0:
+            time.sleep(min(delay or 0.005, 0.005))
+
+
+def _pass_with_a_change(late_s: float) -> list[list[str]]:
+    """The publications (session ids) of ten 20 Hz sessions' passes after the fifth
+    changes a 1 Hz session during its step, the first of them ``late_s`` late."""
+    cadence = [_TriggerSession(f"s{i}", cost=0.0005, rate_hz=20.0) for i in range(10)]
+    dragged = BusySession("dragged", cost=0.0001, rate_hz=1.0)  # off the 20 Hz passes
+    scheduler = Scheduler()
+    published: list[list[str]] = []
+    scheduler.on_pass = lambda stepped: published.append([s.id for s in stepped])
+    for session in [*cadence, dragged]:
+        scheduler.attach(session)
+    _drive(scheduler, 0.6)  # past the dragged session's wake spacing (half its period)
+    quiet = [ids for ids in published[-10:] if "dragged" not in ids]
+    assert quiet and all(len(ids) == len(cadence) for ids in quiet), published[-10:]
+    published.clear()
+    cadence[4].trigger = lambda: scheduler.changed(dragged, SetQ([]))
+    time.sleep(late_s)
+    _drive(scheduler, 0.2)
+    return published
+
+
+def test_a_change_is_published_before_the_rest_of_its_pass() -> None:
+    """A change that comes due during a pass of ten sessions is stepped next and its
+    state published at once, first, with the states stepped before it; the rest of the
+    pass follows in a publication of its own. Passes without a change publish once.
+    (Before, every state of a pass waited for its last step.) At 20 Hz, a pass would
+    have to start 25 ms late to count as behind."""
+    published = _pass_with_a_change(0.0)
+    answer = next(i for i, ids in enumerate(published) if "dragged" in ids)
+    assert published[answer][0] == "dragged", published[answer]
+    rest = published[answer + 1]  # the same pass's other sessions, published after
+    assert sorted(published[answer][1:] + rest) == sorted(f"s{i}" for i in range(10))
+    assert "s4" in published[answer] and "s9" in rest, published
+
+
+def test_a_pass_that_starts_behind_publishes_once() -> None:
+    """Past saturation no answer is published early: a pass that starts more than half
+    a period late (80 ms, at 20 Hz) publishes the change's state with all the others,
+    first, at its end."""
+    published = _pass_with_a_change(0.08)
+    answer = next(ids for ids in published if "dragged" in ids)
+    assert answer[0] == "dragged" and len(answer) == 11, published
