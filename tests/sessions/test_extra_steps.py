@@ -8,17 +8,12 @@ from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.scheduler import EXTRA_PASS_S, Scheduler
 from posekit.sessions.state import SessionState
 from support.busy_session import BusySession
+from support.drive import drive
 
 RATE_HZ = 60.0
 
 
-def _drive(scheduler: Scheduler, seconds: float) -> None:
-    """Run ``step_due`` as a solver process does, sleeping while nothing is due."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        delay = scheduler.step_due()
-        if delay is None or delay > 0.0:
-            time.sleep(min(delay or 0.01, 0.01))
+NAP = 0.01  # [s] the longest sleep between two passes
 
 
 def _warm(scheduler: Scheduler, sessions: list[BusySession]) -> None:
@@ -28,7 +23,7 @@ def _warm(scheduler: Scheduler, sessions: list[BusySession]) -> None:
     deadline = time.monotonic() + 20.0
     while min(len(s.states) for s in sessions) < 3:
         assert time.monotonic() < deadline, "the sessions were not stepped"
-        _drive(scheduler, 0.05)
+        drive(scheduler, 0.05, NAP)
     for session in sessions:
         session.states.clear()
 
@@ -40,7 +35,7 @@ def _heavy_steps(extra_steps: bool) -> tuple[list[int], list[SessionState]]:
     heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
     scheduler = Scheduler(capacity=0.06, extra_steps=extra_steps)
     _warm(scheduler, [*heavy, BusySession("light", cost=0.0001)])
-    _drive(scheduler, 1.5)
+    drive(scheduler, 1.5, NAP)
     return [len(s.states) for s in heavy], [s.states[-1] for s in heavy]
 
 
@@ -68,7 +63,7 @@ def test_light_sessions_keep_their_rate_beside_extra_steps() -> None:
     scheduler = Scheduler(capacity=0.2, extra_steps=True)
     _warm(scheduler, heavy + light)
     window = 1.5
-    _drive(scheduler, window)
+    drive(scheduler, window, NAP)
     for session in light:
         assert len(session.states) >= 0.8 * RATE_HZ * window, len(session.states)
         assert not any(state.throttled for state in session.states)
@@ -112,7 +107,7 @@ def test_changes_to_a_throttled_session_are_answered_with_extra_steps() -> None:
     while time.monotonic() < end:
         for session in heavy:
             scheduler.changed(session, SetQ([]))
-        _drive(scheduler, 0.01)
+        drive(scheduler, 0.01, NAP)
     counts = [len(s.states) for s in heavy]
     assert min(counts) >= 4 * 6 * window, counts
     assert max(counts) <= RATE_HZ * window + 3, counts
@@ -126,7 +121,7 @@ def test_sessions_that_cost_alike_are_not_throttled_in_a_solver_process() -> Non
         heavy = [BusySession(f"heavy{i}", cost=0.003) for i in range(3)]
         scheduler = Scheduler(capacity=0.06, extra_steps=extra_steps)
         _warm(scheduler, heavy)
-        _drive(scheduler, 1.0)
+        drive(scheduler, 1.0, NAP)
         states = [state for session in heavy for state in session.states]
         assert states and all(state.throttled is not extra_steps for state in states)
         if extra_steps:
@@ -143,7 +138,7 @@ def test_sessions_slowed_alike_report_the_rate_they_get() -> None:
     scheduler = Scheduler(capacity=0.06, extra_steps=True)
     _warm(scheduler, alike)
     window = 1.5
-    _drive(scheduler, window)
+    drive(scheduler, window, NAP)
     for session in alike:
         got = len(session.states) / window
         last = session.states[-1]

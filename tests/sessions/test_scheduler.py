@@ -14,6 +14,7 @@ from posekit.sessions.loops.scheduler import Scheduler, on_grid
 from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import SignalBatch
 from support.busy_session import BusySession
+from support.drive import drive
 from support.waiting import wait_for
 
 
@@ -72,11 +73,7 @@ def test_sessions_of_one_rate_share_their_passes() -> None:
         scheduler.attach(session)
         scheduler.step_due()
         time.sleep(0.004)  # 4 ms apart: beyond the pass lookahead (2 ms)
-    end = time.monotonic() + 1.0
-    while time.monotonic() < end:
-        delay = scheduler.step_due()
-        if delay is None or delay > 0.0:
-            time.sleep(min(delay or 0.005, 0.005))
+    drive(scheduler, 1.0)
     settled = passes[8:]
     assert min(len(s.states) for s in sessions) >= 30  # every one kept stepping
     assert len(settled) >= 20
@@ -97,14 +94,6 @@ class _TriggerSession(BusySession):
         return super().step(batch, throttled, rate_hz)
 
 
-def _drive(scheduler: Scheduler, seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        delay = scheduler.step_due()
-        if delay is None or delay > 0.0:
-            time.sleep(min(delay or 0.005, 0.005))
-
-
 def _pass_with_a_change(late_s: float) -> list[list[str]]:
     """The publications (session ids) of ten 20 Hz sessions' passes after the fifth
     changes a 1 Hz session during its step, the first of them ``late_s`` late."""
@@ -115,13 +104,13 @@ def _pass_with_a_change(late_s: float) -> list[list[str]]:
     scheduler.on_pass = lambda stepped: published.append([s.id for s in stepped])
     for session in [*cadence, dragged]:
         scheduler.attach(session)
-    _drive(scheduler, 0.6)  # past the dragged session's wake spacing (half its period)
+    drive(scheduler, 0.6)  # past the dragged session's wake spacing (half its period)
     quiet = [ids for ids in published[-10:] if "dragged" not in ids]
     assert quiet and all(len(ids) == len(cadence) for ids in quiet), published[-10:]
     published.clear()
     cadence[4].trigger = lambda: scheduler.changed(dragged, SetQ([]))
     time.sleep(late_s)
-    _drive(scheduler, 0.2)
+    drive(scheduler, 0.2)
     return published
 
 

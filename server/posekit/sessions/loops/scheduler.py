@@ -58,8 +58,9 @@ the pass's last step, and the rest of the pass follows in a publication of its o
 most one early publication per ``EARLY_PUBLISH_INTERVAL``). Not when the pass starts
 behind (its oldest cadence step late by more than ``BEHIND`` of a period): past
 saturation, with changes coming all the time, early publications would cut passes into
-small batches, whose costs the loop has no time for. A pass of the whole grid takes a few milliseconds (100 arm7 sessions: 3–9 ms,
-by machine), which a dragged session's state no longer waits for.
+small batches, whose costs the loop has no time for. A pass of the whole grid takes a
+few milliseconds (100 arm7 sessions: 3–9 ms, by machine), which a dragged session's
+state no longer waits for.
 """
 
 from __future__ import annotations
