@@ -1,7 +1,8 @@
 """Backpressure from the server process to a solver process: batches of states in flight.
 
-A solver process sends the states of each pass as one :class:`~.messages.States` batch;
-the server process answers each batch with :class:`~.messages.Consumed` once its event
+A solver process sends the states of each pass as one :class:`~.messages.States` batch,
+or a few when the pass publishes its answers to changes early (the scheduler's "answers
+first"); the server process answers each batch with :class:`~.messages.Consumed` once its event
 loop has woken every watcher of those states and they have had their turn to send them.
 The solver process starts a new pass only while fewer than ``limit`` batches are
 unanswered. So when the server process falls behind — many watchers, a slow network —

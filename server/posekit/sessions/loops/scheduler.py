@@ -378,8 +378,8 @@ class Scheduler:
         clock, changes = time.perf_counter, self._changes.times  # (read once a pass)
         cpu = time.thread_time()
         last = clock()
-        # [s, perf_counter] this pass's last publication (inf: none early, it is behind)
-        published = math.inf if _behind(due, time.monotonic()) else -math.inf
+        early = not _behind(due, time.monotonic())  # whether answers may go out early
+        published = -math.inf  # [s, perf_counter] this pass's last early publication
         while pending:
             item = pending.popleft()
             rate_hz, running, step_us = self._step(item, batch)
@@ -392,7 +392,8 @@ class Scheduler:
             if pending and changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
             if (
-                answers
+                early
+                and answers
                 and pending
                 and not pending[0][2]  # the changes taken so far are all stepped
                 and now - published >= EARLY_PUBLISH_INTERVAL

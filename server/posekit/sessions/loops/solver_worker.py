@@ -281,8 +281,9 @@ class MirrorHost:
 
     # ---------------------------------------------------------------- output
     def _publish(self, stepped: list[LoopSession]) -> None:
-        """Send the states of a pass's open mirrors, encoded for their watchers, as the
-        rows the server process unpickles into :class:`States`."""
+        """Send the states of a pass's open mirrors (or of its part published early),
+        encoded for their watchers, as the rows the server process unpickles into
+        :class:`States`."""
         rows = []
         sessions, epochs = self.sessions, self._epochs
         for stepped_session in stepped:
