@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 
 from posekit.sessions.changes import SetQ
-from posekit.sessions.loops.scheduler import Scheduler, on_grid
+from posekit.sessions.loops.cadence_grid import on_grid
+from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import SignalBatch
 from support.busy_session import BusySession

@@ -25,42 +25,22 @@ is what the loop *guarantees* first, not a ceiling: a throttled session is stepp
 change to it answered) at its fair share's spacing, and besides at its own whenever
 nothing else is due — an *extra step*, from a third queue, in passes of about
 ``EXTRA_PASS_S`` of steps, started at once (they are due already). Light sessions keep
-their rate and go first; what the loop has beyond the capacity is not left idle. A
-throttled state's ``rate_hz`` is the rate it gets, smoothed; sessions that all cost
-alike are not throttled at all (the fair share has no one to protect), and when the
-loop is short of time for all of them, each state's ``rate_hz`` is again the rate its
-session gets, smoothed, once that is below ``SLOWED`` of its own. The thread of
-:meth:`Scheduler.start` shares the GIL with the event loop and keeps the capacity as a
-ceiling.
+their rate and go first; what the loop has beyond the capacity is not left idle.
+Sessions that all cost alike are not throttled at all (the fair share has no one to
+protect). What rate a state reports: :mod:`~posekit.sessions.loops.session_slot`. The
+thread of :meth:`Scheduler.start` shares the GIL with the event loop and keeps the
+capacity as a ceiling.
 
 One thread rather than one per session: stepping is Python-bound, so under the GIL
 more threads add switching, not throughput, and parked sessions cost nothing. Work is
 batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
 most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
 
-Cadence steps keep to a common grid: a session's next cadence step, due one period after
-the one before, is moved up to the next multiple of its period on the monotonic clock
-(:func:`on_grid`; by less than a period, once after its first step, after a change
-step that replaced no cadence step, or after a step taken more than a period late, which
-is rescheduled from its own time). So the sessions of one rate are due at the
-same instants, and a pass steps all of them at once instead of the few whose
-arbitrary phases fall within ``LOOKAHEAD`` of each other: the costs paid per pass rather
-than per step — waking the thread, reading its CPU clock, pickling, writing and reading
-the batch, waking the server process's event loop and answering the batch — are shared
-by up to ``MAX_BATCH`` states, and no state comes before its time. A change is still
-stepped at once, off the grid (its step replaces the cadence step, whose grid time the
-cadence goes on from); a throttled session keeps its fair share's spacing.
-
-Answers go first. A pass steps the changes due first, and a change that comes due
-during a pass next; once the changes taken so far are stepped, their states are
-published at once — first, with the states stepped before them — instead of waiting for
-the pass's last step, and the rest of the pass follows in a publication of its own (at
-most one early publication per ``EARLY_PUBLISH_INTERVAL``). Not when the pass starts
-behind (its oldest cadence step late by more than ``BEHIND`` of a period): past
-saturation, with changes coming all the time, early publications would cut passes into
-small batches, whose costs the loop has no time for. A pass of the whole grid takes a
-few milliseconds (100 arm7 sessions: 3–9 ms, by machine), which a dragged session's
-state no longer waits for.
+Cadence steps keep to a common grid (:mod:`~posekit.sessions.loops.cadence_grid`): the
+sessions of one rate are due at the same instants, and one pass steps them all, sharing
+its costs; a pass takes at most ``MAX_BATCH`` sessions. Answers go first
+(:mod:`~posekit.sessions.loops.early_publication`): once a pass has stepped the changes
+taken so far, their states are published at once instead of after its last step.
 """
 
 from __future__ import annotations
@@ -71,11 +51,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from posekit.sessions.changes import Change
+from posekit.sessions.loops.cadence_grid import on_grid
 from posekit.sessions.loops.due_queue import DueQueue
+from posekit.sessions.loops.early_publication import Due, EarlyPublication, starts_behind
 from posekit.sessions.loops.fair_share import FairShare
+from posekit.sessions.loops.session_slot import SessionSlot
 from posekit.sessions.loops.solve_loop import LoopSession
 from posekit.sessions.subscription import SignalBatch
 
@@ -84,9 +66,6 @@ logger = logging.getLogger(__name__)
 # A change steps the session at once, but never sooner than this fraction of a period
 # after its previous step (a flood of changes cannot exceed 2× rate_hz).
 WAKE_SPACING = 0.5
-# A cadence step's due time is moved up to the next multiple of the session's period
-# (GRID_SLACK: a due time this close to a multiple, in periods, counts as on it).
-GRID_SLACK = 1e-6
 # Sessions stepped per pass at most. A change never waits for a whole pass (changes due
 # are stepped between two steps of it); the pass's states go to the server process as one
 # batch, so under overload larger passes mean fewer batches and answers per state (at
@@ -95,53 +74,8 @@ MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
 EXTRA_PASS_S = 0.005  # [s] of smoothed step costs taken for one pass of extra steps
-# [s] A pass publishes the states answering changes (with those stepped before them) as
-# soon as the changes taken so far are stepped, at most once per this interval; the rest
-# at its end.
-EARLY_PUBLISH_INTERVAL = 0.002
-# A pass whose oldest cadence step is late by more than this fraction of its period
-# starts behind (the loop is short of time): it publishes its states once, at its end.
-BEHIND = 0.5
-RATE_SMOOTHING = 0.2  # weight of the newest interval in the rate a session gets
-# A session that gets less than this fraction of its own rate (the loop is short of time
-# for everyone) reports the rate it gets; above it, its own (a step late by a few ms is
-# not a slower session).
-SLOWED = 0.9
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
-_Due = tuple[float, LoopSession, bool]
-"""A session taken for a pass: when it was due, the session, and whether for a change
-(a plain tuple: one is made per step, and a named tuple's constructor is Python)."""
-
-
-@dataclass
-class _Slot:
-    """The scheduler's bookkeeping of one session (guarded by the condition)."""
-
-    token: int = 0  # the valid queue entry's token; older entries are stale
-    due: float | None = None  # when its valid entry is due; None: none (in flight, parked)
-    urgent: bool = False  # whether that entry is a change (not a cadence step)
-    replaced: float | None = None  # when the cadence step a pending change replaced was due
-    last_step: float = -math.inf  # [s, monotonic] when it was last stepped
-    period: float | None = None  # [s] its period when throttled, else None
-    interval: float = 0.0  # [s] smoothed time between its steps while running; 0: none
-    running: bool = False  # whether its last step rescheduled it (the next gap counts)
-
-
-def _behind(due: list[_Due], now: float) -> bool:
-    """Whether a pass of ``due`` starts behind: its oldest cadence step is late by more
-    than ``BEHIND`` of its period. The loop is then short of time for its sessions, and
-    publishing answers early would only add batches (and the work they cost)."""
-    for at, session, urgent in due:
-        if not urgent:  # changes come first: this is the oldest cadence step
-            return now - at > BEHIND * session.period
-    return False
-
-
-def on_grid(due: float, period: float) -> float:
-    """The first multiple of ``period`` at or after ``due`` [s, monotonic]: every session
-    of one rate steps at the same instants (module docstring)."""
-    return math.ceil(due / period - GRID_SLACK) * period
 
 
 class Scheduler:
@@ -170,7 +104,7 @@ class Scheduler:
         self._changes: DueQueue[LoopSession] = DueQueue()
         self._cadence: DueQueue[LoopSession] = DueQueue()
         self._extra: DueQueue[LoopSession] = DueQueue()  # throttled ones' own-rate dues
-        self._slots: dict[LoopSession, _Slot] = {}
+        self._slots: dict[LoopSession, SessionSlot] = {}
         self._thread: threading.Thread | None = None
         self._running = False
         self._last_pass = 0.0
@@ -222,7 +156,7 @@ class Scheduler:
             if slot is None:
                 if session.closed:
                     return
-                slot = self._slots[session] = _Slot()
+                slot = self._slots[session] = SessionSlot()
             now, own_spacing = time.monotonic(), WAKE_SPACING * session.period
             spacing = slot.period if slot.period is not None else own_spacing
             at = max(now, slot.last_step + spacing)
@@ -238,7 +172,7 @@ class Scheduler:
             self._push(session, slot, at, urgent=True, extra=extra)
 
     def _push(
-        self, session: LoopSession, slot: _Slot, at: float, urgent: bool, extra: float = 0.0
+        self, session: LoopSession, slot: SessionSlot, at: float, urgent: bool, extra: float = 0.0
     ) -> None:
         """Make ``(at, urgent)`` the session's valid entry, and with ``extra`` > 0 its
         extra step's due time its other one (the first popped invalidates the other;
@@ -276,7 +210,7 @@ class Scheduler:
             self.fair_share.forget(session)
 
     # ------------------------------------------------------------------ loop
-    def _valid(self, entry: _Entry) -> _Slot | None:
+    def _valid(self, entry: _Entry) -> SessionSlot | None:
         """The session's slot if ``entry`` is a valid entry of it (condition held; an
         entry's twin taken before it left the session in flight, ``due`` None)."""
         slot = self._slots.get(entry[2])
@@ -288,7 +222,7 @@ class Scheduler:
         while queue.times and self._valid(queue.head()) is None:
             queue.pop()  # stale: the session was rescheduled or removed
 
-    def _take_due(self) -> tuple[list[_Due], float | None]:
+    def _take_due(self) -> tuple[list[Due], float | None]:
         """Sessions due now (changes first) and 0, or none and the seconds until one is
         due (None: nothing is scheduled). Condition held."""
         self._prune(self._changes)
@@ -311,7 +245,7 @@ class Scheduler:
             return [], delay
         self._last_pass = now
         horizon, slots = now + LOOKAHEAD, self._slots
-        due: list[_Due] = []
+        due: list[Due] = []
         for queue in (self._changes, self._cadence):
             urgent, times = queue is self._changes, queue.times
             while times and len(due) < MAX_BATCH and times[0] <= horizon:
@@ -322,11 +256,11 @@ class Scheduler:
                     due.append((at, session, urgent))
         return due, 0.0
 
-    def _take_extra(self, now: float) -> list[_Due]:
+    def _take_extra(self, now: float) -> list[Due]:
         """Throttled sessions whose own-rate step is due, for a pass of extra steps:
         in due order, until their smoothed costs add up to ``EXTRA_PASS_S`` (at most
         ``MAX_BATCH``; condition held; nothing else is due)."""
-        taken: list[_Due] = []
+        taken: list[Due] = []
         extra, slots, cost = self._extra, self._slots, 0.0
         times = extra.times
         while times and times[0] <= now and cost < EXTRA_PASS_S and len(taken) < MAX_BATCH:
@@ -364,7 +298,7 @@ class Scheduler:
                     return
             self._run_pass(due, batch)
 
-    def _run_pass(self, due: list[_Due], batch: SignalBatch) -> None:
+    def _run_pass(self, due: list[Due], batch: SignalBatch) -> None:
         """Step ``due`` (and the changes that come due meanwhile, next); publish the
         states: answers to changes early (module docstring), the rest at the end."""
         pending = deque(due)
@@ -378,8 +312,7 @@ class Scheduler:
         clock, changes = time.perf_counter, self._changes.times  # (read once a pass)
         cpu = time.thread_time()
         last = clock()
-        early = not _behind(due, time.monotonic())  # whether answers may go out early
-        published = -math.inf  # [s, perf_counter] this pass's last early publication
+        early = EarlyPublication(starts_behind(due, time.monotonic()))
         while pending:
             item = pending.popleft()
             rate_hz, running, step_us = self._step(item, batch)
@@ -391,15 +324,9 @@ class Scheduler:
             (answers if item[2] else stepped).append(session)
             if pending and changes:  # (read without the lock: a hint)
                 pending.extendleft(reversed(self._take_changes_due()))
-            if (
-                early
-                and answers
-                and pending
-                and not pending[0][2]  # the changes taken so far are all stepped
-                and now - published >= EARLY_PUBLISH_INTERVAL
-            ):
+            if answers and pending and early.now(pending[0][2], now):
                 self._publish(answers + stepped, batch)
-                answers, stepped, published = [], [], now
+                answers, stepped = [], []
         cpu = time.thread_time() - cpu
         with self._lock:  # as remove(): a session removed during the pass stays forgotten
             self.fair_share.charge_pass([c for c in charges if not c[0].closed], cpu)
@@ -417,9 +344,9 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
-    def _take_changes_due(self) -> list[_Due]:
+    def _take_changes_due(self) -> list[Due]:
         """Changes that came due during a pass, to step next in it."""
-        taken: list[_Due] = []
+        taken: list[Due] = []
         with self._lock:
             now = time.monotonic()
             self._prune(self._changes)
@@ -432,20 +359,18 @@ class Scheduler:
                     taken.append((entry[0], entry[2], True))
         return taken
 
-    def _step(self, item: _Due, batch: SignalBatch) -> tuple[float, bool, float]:
+    def _step(self, item: Due, batch: SignalBatch) -> tuple[float, bool, float]:
         """Step one session and schedule its next step; returns its own rate [Hz] and
         whether it keeps running (for its fair share), and the step's solve time [µs]."""
         at, session, urgent = item
         own_period = session.period
         period, throttled = self.fair_share.period(session, own_period)
-        rate_hz = 1.0 / period
-        slot = self._slots.get(session)  # (read without the lock: a float)
-        if slot is not None and slot.interval > 0.0:  # the rate it gets, smoothed
-            gets = 1.0 / slot.interval
-            if throttled and self.extra_steps:  # its share, and extra steps besides
-                rate_hz = min(1.0 / own_period, max(rate_hz, gets))
-            elif gets < SLOWED * rate_hz:  # the loop is short of time for everyone
-                rate_hz = gets
+        slot = self._slots.get(session)  # (read without the lock: its floats)
+        rate_hz = (
+            1.0 / period
+            if slot is None
+            else slot.rate_hz(period, own_period, throttled, self.extra_steps)
+        )
         solve_us = 0.0
         try:
             state = session.step(batch, throttled, rate_hz)
@@ -457,15 +382,7 @@ class Scheduler:
             slot = self._slots.get(session)
             if slot is not None:
                 now = time.monotonic()
-                if slot.running:  # stepped since, without parking: a step interval
-                    gap, interval = now - slot.last_step, slot.interval
-                    slot.interval = (
-                        gap if interval == 0.0 else interval + RATE_SMOOTHING * (gap - interval)
-                    )
-                else:
-                    slot.interval = 0.0
-                slot.last_step = now
-                slot.running = keep_going
+                slot.stepped(now, keep_going)
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
                 if keep_going and slot.due is None:  # not rescheduled by a change
