@@ -7,9 +7,14 @@ is due — changes first — steps it (off the event loop) and puts it back one 
 later unless it parked (converged, failed or paused). A change steps the session
 early, in place of its next cadence step, and the cadence goes on from that step's due
 time: changes are answered at once without raising the session's rate (which the
-stream would only drop). Under overload due times slide instead of piling up, the
-queue order keeps sessions round-robin, and interaction stays responsive because a
-change never waits behind the cadence backlog.
+stream would only drop). A change never waits behind the cadence backlog.
+
+Under overload due times slide instead of piling up, and late cadence steps form a line:
+a late cadence step goes to its back (due now), a change step keeps its session's place,
+one period on (the cadence goes on from the replaced step's due time, past or not). So
+the cadence steps the loop has time for go round all sessions however their changes are
+timed (when a change step sent its session to the back, a third of 1000 eager arm7
+sessions, contiguous in their clients' phases, got almost none: 0.82–0.93 of the mean).
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
@@ -388,7 +393,9 @@ class Scheduler:
                 if keep_going and slot.due is None:  # not rescheduled by a change
                     # A change step takes the place of the cadence step it came before:
                     # the cadence goes on from that step's due time, so changes do not
-                    # add steps.
+                    # add steps; when that is past, the session keeps its place in the
+                    # cadence line, a period on (module docstring: Overload). A late
+                    # cadence step goes to the back of the line.
                     base = replaced if urgent and replaced is not None else at
                     due, extra = base + period, 0.0
                     if not throttled:
@@ -396,6 +403,8 @@ class Scheduler:
                     if throttled and self.extra_steps:
                         extra = base + own_period
                         extra = extra if extra > now else now
-                    self._push(session, slot, due if due > now else now, False, extra)
+                    if due <= now and (not urgent or replaced is None):
+                        due = now
+                    self._push(session, slot, due, False, extra)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us

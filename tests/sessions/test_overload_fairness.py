@@ -1,0 +1,64 @@
+"""Past saturation a change step keeps its session's place in the cadence line."""
+
+from __future__ import annotations
+
+import time
+
+from posekit.sessions.loops.scheduler import MAX_BATCH, MIN_PASS_INTERVAL, Scheduler
+from support.busy_session import BusySession
+
+RATE_HZ = 60.0
+
+
+def _late_line(sessions: list[BusySession]) -> Scheduler:
+    """A scheduler whose ``sessions`` have each been stepped, then left until every
+    cadence step is many periods late: a line longer than a pass."""
+    scheduler = Scheduler()
+    for session in sessions:
+        scheduler.attach(session)
+    deadline = time.monotonic() + 10.0
+    while min(len(s.states) for s in sessions) < 1:
+        assert time.monotonic() < deadline, "the sessions were not stepped"
+        scheduler.step_due()
+    time.sleep(12 / RATE_HZ)
+    return scheduler
+
+
+def _one_pass(scheduler: Scheduler) -> None:
+    """Run the next pass (passes start at most every ``MIN_PASS_INTERVAL``)."""
+    deadline = time.monotonic() + 5.0
+    while scheduler.step_due() != 0.0:
+        assert time.monotonic() < deadline, "no pass ran"
+        time.sleep(MIN_PASS_INTERVAL / 4)
+
+
+def test_a_late_session_changed_keeps_its_place_in_the_cadence_line() -> None:
+    """Three passes' worth of late sessions; one pass steps the first ``MAX_BATCH`` of
+    the line. A session further on is changed: its change is stepped first in the next
+    pass, and its cadence step still comes with the rest of its part of the line, in the
+    pass after — not behind everything stepped since, two passes later.
+
+    So past saturation the cadence steps go round all sessions however their changes
+    are timed. (When a change step sent its session to the back of the line, at 1000
+    eager arm7 sessions a third of them, contiguous in the clients' phases, got almost
+    no cadence steps: 0.82–0.93 of the mean rate.)"""
+    sessions = [BusySession(f"s{i}", cost=0.0) for i in range(MAX_BATCH * 5 // 2)]
+    scheduler = _late_line(sessions)
+    for session in sessions:
+        session.states.clear()
+    _one_pass(scheduler)  # the first MAX_BATCH of the line
+    first = [s for s in sessions if s.states]
+    rest = [s for s in sessions if not s.states]
+    assert len(first) == MAX_BATCH, len(first)
+    changed = rest[-1]  # the last of the line: stepped in the next pass, by its change
+    scheduler.wake(changed)
+    _one_pass(scheduler)  # the change, then MAX_BATCH - 1 more of the line
+    assert len(changed.states) == 1
+    waiting = [s for s in rest if not s.states]
+    assert 0 < len(waiting) < MAX_BATCH - 1, len(waiting)  # the rest of the old line
+    _one_pass(scheduler)
+    assert all(len(s.states) == 1 for s in waiting), "the old line's rest was not stepped"
+    assert len(changed.states) == 2, "the changed session lost its place in the line"
+    # The pass goes on with the line's next part, not all of it: a change step that sent
+    # the session to the back would have put it behind all of these.
+    assert 0 < sum(len(s.states) > 1 for s in first) < len(first)
