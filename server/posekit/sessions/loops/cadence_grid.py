@@ -3,7 +3,9 @@
 A session's next cadence step, due one period after the one before, is moved up to the
 next multiple of its period on the monotonic clock (:func:`on_grid`; by less than a
 period, once after its first step, after a change step that replaced no cadence step, or
-after a step taken more than a period late, which is rescheduled from its own time). So
+after a cadence step taken more than a period late, which is rescheduled from its own
+time; a late change step keeps its session's place in the line of late cadence steps,
+off the grid: the scheduler's module docstring). So
 the sessions of one rate are due at the same instants, and a pass of the
 :class:`~posekit.sessions.loops.scheduler.Scheduler` steps all of them at once instead of
 the few whose arbitrary phases fall within its lookahead of each other: the costs paid
