@@ -136,3 +136,26 @@ def test_a_pass_that_starts_behind_publishes_once() -> None:
     published = _pass_with_a_change(0.08)
     answer = next(ids for ids in published if "dragged" in ids)
     assert answer[0] == "dragged" and len(answer) == 11, published
+
+
+def test_a_change_during_a_pass_takes_the_place_of_its_sessions_later_step() -> None:
+    """A change to a session still waiting for its step in the pass is stepped next, in
+    place of that step: the session is stepped once in the pass, not twice (its first
+    state would be superseded before anyone saw it)."""
+    sessions = [_TriggerSession(f"s{i}", cost=0.0005, rate_hz=20.0) for i in range(10)]
+    scheduler = Scheduler()
+    published: list[list[str]] = []
+    scheduler.on_pass = lambda stepped: published.append([s.id for s in stepped])
+    for session in sessions:
+        scheduler.attach(session)
+    drive(scheduler, 0.3)
+    assert all(len(ids) == len(sessions) for ids in published[-3:]), published[-3:]
+    published.clear()
+    sessions[4].trigger = lambda: scheduler.changed(sessions[9], SetQ([]))
+    drive(scheduler, 0.12)  # two or three passes of 50 ms
+    steps = [ids for publication in published for ids in publication]
+    by_session = {s.id: steps.count(s.id) for s in sessions}
+    assert by_session["s9"] == by_session["s0"], (by_session, published)
+    answer = next(i for i, ids in enumerate(published) if ids[0] == "s9")
+    assert published[answer][1:] == [f"s{i}" for i in range(5)], published
+    assert "s9" not in published[answer + 1], published

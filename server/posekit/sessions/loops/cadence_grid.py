@@ -28,3 +28,20 @@ def on_grid(due: float, period: float) -> float:
     """The first multiple of ``period`` at or after ``due`` [s, monotonic]:
     :math:`\\lceil t / T - \\epsilon \\rceil\\,T` with :math:`\\epsilon` = ``GRID_SLACK``."""
     return math.ceil(due / period - GRID_SLACK) * period
+
+
+def next_due(at: float, replaced: float | None, period: float, grid: bool, now: float) -> float:
+    """When a session stepped at ``now`` [s, monotonic] for a step due at ``at`` is next
+    due for a cadence step, every ``period`` seconds (``grid``: on its period's grid;
+    ``replaced``: for a change step, when the cadence step it took the place of was due).
+
+    A change step takes the place of the cadence step it came before: the cadence goes
+    on from that step's due time, so changes do not add steps; when that is past (the
+    loop is behind), the session keeps its place in the line of late cadence steps, a
+    period on. A late cadence step, or a change step that replaced none, goes to the
+    back of the line: due ``now``.
+    """
+    due = (at if replaced is None else replaced) + period
+    if grid:
+        due = on_grid(due, period)
+    return now if due <= now and replaced is None else due

@@ -9,12 +9,11 @@ early, in place of its next cadence step, and the cadence goes on from that step
 time: changes are answered at once without raising the session's rate (which the
 stream would only drop). A change never waits behind the cadence backlog.
 
-Under overload due times slide instead of piling up, and late cadence steps form a line:
-a late cadence step goes to its back (due now), a change step keeps its session's place,
-one period on (the cadence goes on from the replaced step's due time, past or not). So
-the cadence steps the loop has time for go round all sessions however their changes are
-timed (when a change step sent its session to the back, a third of 1000 eager arm7
-sessions, contiguous in their clients' phases, got almost none: 0.82–0.93 of the mean).
+Under overload due times slide instead of piling up, and late cadence steps form a line
+in which a change step keeps its session's place (:func:`.cadence_grid.next_due`): the
+cadence steps the loop has time for go round all sessions however their changes are
+timed. A change that comes due during a pass takes the place
+of its session's step later in that pass: no session is stepped twice in one pass.
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
@@ -36,10 +35,9 @@ protect). What rate a state reports: :mod:`~posekit.sessions.loops.session_slot`
 thread of :meth:`Scheduler.start` shares the GIL with the event loop and keeps the
 capacity as a ceiling.
 
-One thread rather than one per session: stepping is Python-bound, so under the GIL
-more threads add switching, not throughput, and parked sessions cost nothing. Work is
-batched: sessions due within ``LOOKAHEAD`` are stepped in one pass, passes start at
-most every ``MIN_PASS_INTERVAL``, and each pass wakes each event loop once.
+One thread, not one per session: stepping is Python-bound (under the GIL more threads
+add switching, not throughput). Sessions due within ``LOOKAHEAD`` are stepped in one
+pass, passes start at most every ``MIN_PASS_INTERVAL``, each wakes each event loop once.
 
 Cadence steps keep to a common grid (:mod:`~posekit.sessions.loops.cadence_grid`): the
 sessions of one rate are due at the same instants, and one pass steps them all, sharing
@@ -58,7 +56,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from posekit.sessions.changes import Change
-from posekit.sessions.loops.cadence_grid import on_grid
+from posekit.sessions.loops.cadence_grid import next_due
 from posekit.sessions.loops.due_queue import DueQueue
 from posekit.sessions.loops.early_publication import Due, EarlyPublication, starts_behind
 from posekit.sessions.loops.fair_share import FairShare
@@ -304,8 +302,9 @@ class Scheduler:
             self._run_pass(due, batch)
 
     def _run_pass(self, due: list[Due], batch: SignalBatch) -> None:
-        """Step ``due`` (and the changes that come due meanwhile, next); publish the
-        states: answers to changes early (module docstring), the rest at the end."""
+        """Step ``due`` (and the changes that come due meanwhile, next, each in place of
+        its session's step later in the pass); publish the states: answers to changes
+        early (module docstring), the rest at the end."""
         pending = deque(due)
         answers: list[LoopSession] = []  # stepped for a change, not yet published
         stepped: list[LoopSession] = []  # the others, not yet published
@@ -328,7 +327,7 @@ class Scheduler:
             last = now
             (answers if item[2] else stepped).append(session)
             if pending and changes:  # (read without the lock: a hint)
-                pending.extendleft(reversed(self._take_changes_due()))
+                pending = self._take_changes_due(pending)
             if answers and pending and early.now(pending[0][2], now):
                 self._publish(answers + stepped, batch)
                 answers, stepped = [], []
@@ -349,8 +348,10 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
-    def _take_changes_due(self) -> list[Due]:
-        """Changes that came due during a pass, to step next in it."""
+    def _take_changes_due(self, pending: deque[Due]) -> deque[Due]:
+        """The changes that came due during a pass, then ``pending`` without the steps
+        they take the place of (a cadence step's due time is what its session's cadence
+        goes on from, as when a change replaces a queued cadence step)."""
         taken: list[Due] = []
         with self._lock:
             now = time.monotonic()
@@ -362,7 +363,17 @@ class Scheduler:
                 if slot is not None:
                     slot.due = None  # in flight
                     taken.append((entry[0], entry[2], True))
-        return taken
+            if not taken:
+                return pending
+            again = {item[1] for item in taken}
+            rest: deque[Due] = deque()
+            for item in pending:
+                if item[1] not in again:
+                    rest.append(item)
+                elif not item[2] and (slot := self._slots.get(item[1])) is not None:
+                    slot.replaced = item[0]
+        rest.extendleft(reversed(taken))
+        return rest
 
     def _step(self, item: Due, batch: SignalBatch) -> tuple[float, bool, float]:
         """Step one session and schedule its next step; returns its own rate [Hz] and
@@ -391,20 +402,12 @@ class Scheduler:
                 slot.period = period if throttled else None
                 replaced, slot.replaced = slot.replaced, None
                 if keep_going and slot.due is None:  # not rescheduled by a change
-                    # A change step takes the place of the cadence step it came before:
-                    # the cadence goes on from that step's due time, so changes do not
-                    # add steps; when that is past, the session keeps its place in the
-                    # cadence line, a period on (module docstring: Overload). A late
-                    # cadence step goes to the back of the line.
-                    base = replaced if urgent and replaced is not None else at
-                    due, extra = base + period, 0.0
-                    if not throttled:
-                        due = on_grid(due, period)
+                    kept = replaced if urgent else None  # the cadence step it replaced
+                    due = next_due(at, kept, period, not throttled, now)
+                    extra = 0.0
                     if throttled and self.extra_steps:
-                        extra = base + own_period
+                        extra = (at if kept is None else kept) + own_period
                         extra = extra if extra > now else now
-                    if due <= now and (not urgent or replaced is None):
-                        due = now
                     self._push(session, slot, due, False, extra)
         self.steps += 1
         return 1.0 / own_period, keep_going, solve_us
