@@ -20,17 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from posekit.sessions.loops.solve_loop import LoopSession
+from posekit.sessions.loops.solve_loop import Due
 
 # [s] At most one early publication per this interval.
 EARLY_PUBLISH_INTERVAL = 0.002
 # A pass whose oldest cadence step is late by more than this fraction of its period
 # starts behind (the loop is short of time): it publishes its states once, at its end.
 BEHIND = 0.5
-
-Due = tuple[float, LoopSession, bool]
-"""A session taken for a pass: when it was due, the session, and whether for a change
-(a plain tuple: one is made per step, and a named tuple's constructor is Python)."""
 
 
 def starts_behind(due: Iterable[Due], now: float) -> bool:

@@ -12,8 +12,8 @@ stream would only drop). A change never waits behind the cadence backlog.
 Under overload due times slide instead of piling up, and late cadence steps form a line
 in which a change step keeps its session's place (:func:`.cadence_grid.next_due`): the
 cadence steps the loop has time for go round all sessions however their changes are
-timed. A change that comes due during a pass takes the place
-of its session's step later in that pass: no session is stepped twice in one pass.
+timed. A change that comes due during a pass takes the place of its session's step later
+in that pass: no session is stepped twice in one pass.
 
 A solver process (:mod:`posekit.sessions.loops.solver_worker`) drives the same scheduler from
 its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the thread.
@@ -58,10 +58,10 @@ from collections.abc import Callable, Sequence
 from posekit.sessions.changes import Change
 from posekit.sessions.loops.cadence_grid import next_due
 from posekit.sessions.loops.due_queue import DueQueue
-from posekit.sessions.loops.early_publication import Due, EarlyPublication, starts_behind
+from posekit.sessions.loops.early_publication import EarlyPublication, starts_behind
 from posekit.sessions.loops.fair_share import FairShare
 from posekit.sessions.loops.session_slot import SessionSlot
-from posekit.sessions.loops.solve_loop import LoopSession
+from posekit.sessions.loops.solve_loop import Due, LoopSession
 from posekit.sessions.subscription import SignalBatch
 
 logger = logging.getLogger(__name__)

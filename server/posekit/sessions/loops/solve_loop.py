@@ -59,6 +59,12 @@ class LoopSession(Protocol):
         later changes are ordered after it); False, without calling it, when closed."""
 
 
+Due = tuple[float, LoopSession, bool]
+"""A session taken for a pass of a solve loop: when it was due, the session, and whether
+for a change (a plain tuple: one is made per step, and a named tuple's constructor is
+Python)."""
+
+
 class SolveLoop(Protocol):
     """Steps live sessions at their rates, off the event loop."""
 
