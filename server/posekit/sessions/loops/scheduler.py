@@ -21,11 +21,8 @@ its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the threa
 Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
 sessions' steps together take more than the loop's ``capacity``, the heaviest are
 stepped less often (their states say ``throttled``) so that the others keep their rate.
-Between two steps of a pass, changes that came due are stepped first, while the pass has
-room: a pass steps at most ``MAX_BATCH`` sessions, the changes it takes included, and a
-change that comes due once it is full is the first step of the next pass (unbounded,
-passes past saturation took nearly every session's change at once, and the sessions
-then marched in step: README, Sessions).
+Between two steps of a pass, changes that came due are stepped first, so a change never
+waits for more than one step of another session.
 
 With ``extra_steps`` (a solver process, whose loop has a core of its own) the capacity
 is what the loop *guarantees* first, not a ceiling: a throttled session is stepped (and a
@@ -72,11 +69,10 @@ logger = logging.getLogger(__name__)
 # A change steps the session at once, but never sooner than this fraction of a period
 # after its previous step (a flood of changes cannot exceed 2× rate_hz).
 WAKE_SPACING = 0.5
-# Sessions stepped per pass at most, the changes taken during it included. A change waits
-# at most for the rest of a pass (changes due are stepped between two steps of it while
-# it has room); the pass's states go to the server process as one batch, so under
-# overload larger passes mean fewer batches and answers per state (at 800 eager sessions,
-# 128 rather than 32 gave 5-12 % more states in all).
+# Sessions stepped per pass at most. A change never waits for a whole pass (changes due
+# are stepped between two steps of it); the pass's states go to the server process as one
+# batch, so under overload larger passes mean fewer batches and answers per state (at
+# 800 eager sessions, 128 rather than 32 gave 5-12 % more states in all).
 MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
@@ -330,9 +326,8 @@ class Scheduler:
             charges.append((session, now - last, rate_hz, running))
             last = now
             (answers if item[2] else stepped).append(session)
-            room = MAX_BATCH - len(charges) - len(pending)
-            if pending and changes and room > 0:  # (changes read without the lock: a hint)
-                pending = self._take_changes_due(pending, room)
+            if pending and changes:  # (read without the lock: a hint)
+                pending = self._take_changes_due(pending)
             if answers and pending and early.now(pending[0][2], now):
                 self._publish(answers + stepped, batch)
                 answers, stepped = [], []
@@ -353,17 +348,16 @@ class Scheduler:
             except Exception:
                 logger.exception("the pass hook failed")
 
-    def _take_changes_due(self, pending: deque[Due], room: int) -> deque[Due]:
-        """The changes that came due during a pass (the first ``room`` of them), then
-        ``pending`` without the steps they take the place of (a cadence step's due time
-        is what its session's cadence goes on from, as when a change replaces a queued
-        cadence step)."""
+    def _take_changes_due(self, pending: deque[Due]) -> deque[Due]:
+        """The changes that came due during a pass, then ``pending`` without the steps
+        they take the place of (a cadence step's due time is what its session's cadence
+        goes on from, as when a change replaces a queued cadence step)."""
         taken: list[Due] = []
         with self._lock:
             now = time.monotonic()
             self._prune(self._changes)
             changes = self._changes
-            while changes.times and changes.times[0] <= now and len(taken) < room:
+            while changes.times and changes.times[0] <= now:
                 entry = changes.pop()
                 slot = self._valid(entry)
                 if slot is not None:
