@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import time
 
 import pytest
@@ -99,16 +100,25 @@ def test_heavy_sessions_are_throttled_and_light_ones_keep_their_rate() -> None:
         scheduler.stop()
     # Light sessions: 60 Hz each (demand 0.012 s/s); the heavy ones share the rest,
     # (0.3 - 5 × 0.012) / 2 = 0.12 s/s each, i.e. 12 steps/s instead of 60.
-    # (A loaded machine slows everyone a little: the bound is loose, the ratio is not.)
+    # A loaded machine slows everyone (a CPU burner beside the test: light ones at 40
+    # steps/s, heavy ones still at 13), so the bounds are loose: the light ones above
+    # 30 steps/s and twice the heavy ones, the heavy ones at 30 at most.
     for session in light:
-        assert counts[session.id] >= 0.6 * 60 * window, counts
-        assert counts[session.id] >= 3 * max(counts[s.id] for s in heavy), counts
+        assert counts[session.id] > 0.5 * 60 * window, counts
+        assert counts[session.id] >= 2 * max(counts[s.id] for s in heavy), counts
         assert not any(state.throttled for state in session.states)
     for session in heavy:
         assert counts[session.id] <= 0.5 * 60 * window, counts
         assert session.states[-1].throttled
         assert session.states[-1].rate_hz < 30  # the rate it gets, reported in its states
-    assert all(s.states[-1].rate_hz == 60 for s in light)
+    # A light session reports its own rate, or the rate it gets once under 0.9 of it
+    # (tests/sessions/test_session_slot.py): a step late behind a 10 ms heavy one, or a
+    # machine busy with other work, which slows everyone. Either way, about what it got.
+    for session in light:
+        rates = [state.rate_hz for state in session.states]
+        assert all(rate == 60 or rate < 0.9 * 60 for rate in rates), rates
+        got = counts[session.id] / window
+        assert abs(statistics.median(rates) - got) <= 0.15 * got, (got, rates)
 
 
 def test_without_a_capacity_nobody_is_throttled() -> None:
