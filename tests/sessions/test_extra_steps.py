@@ -6,6 +6,7 @@ import time
 
 from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.scheduler import EXTRA_PASS_S, Scheduler
+from posekit.sessions.loops.session_slot import SLOWED
 from posekit.sessions.state import SessionState
 from support.busy_session import BusySession
 from support.drive import drive
@@ -72,10 +73,13 @@ def test_light_sessions_keep_their_rate_beside_extra_steps() -> None:
     for session in light:
         assert len(session.states) >= 0.8 * RATE_HZ * window, len(session.states)
         assert not any(state.throttled for state in session.states)
-        # Their rate_hz is theirs again once its smoothing forgot the warm-up, when the
-        # fair share did not yet know the costs and they waited for the heavy ones.
-        later = session.states[len(session.states) // 2 :]
-        assert all(state.rate_hz == RATE_HZ for state in later), [s.rate_hz for s in later]
+        # Their rate_hz is theirs once its smoothing forgot the warm-up, when the fair
+        # share did not yet know the costs and they waited for the heavy ones; a step
+        # late behind a heavy one (or a machine busy with other work) may report the
+        # rate it gets for a state or two, once under 0.9 of its own (SLOWED).
+        later = [state.rate_hz for state in session.states[len(session.states) // 2 :]]
+        assert all(rate == RATE_HZ or rate < SLOWED * RATE_HZ for rate in later), later
+        assert later.count(RATE_HZ) >= 0.75 * len(later), later
     # Each heavy one's fair share: (0.2 - 5 × 0.012) / 4 = 0.035 s/s, 8.75 steps a second.
     assert min(len(s.states) for s in heavy) >= 2 * 8.75 * window
 
