@@ -107,8 +107,9 @@ class LogSlider:
         """Show a value set elsewhere (left alone while a browser is changing it)."""
         if self._follower.editing(self.slider) or self._follower.editing(self.number):
             return
-        self._follower.show(self.number, float(value))
+        # The slider first: once ``value`` (the number's) reads the new value, so does it.
         self._follower.show(self.slider, to_slider(float(value), self.low, self.high))
+        self._follower.show(self.number, float(value))
 
 
 # The slider's own number box (its element follows the slider's, whose id is the uuid).
