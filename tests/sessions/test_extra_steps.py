@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from posekit.sessions.changes import SetQ
-from posekit.sessions.loops.scheduler import EXTRA_PASS_S, Scheduler
+from posekit.sessions.loops.pass_taking import EXTRA_PASS_S
+from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.loops.session_slot import SLOWED
 from posekit.sessions.state import SessionState
 from support.busy_session import BusySession

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from posekit.sessions.loops.scheduler import MAX_BATCH, MIN_PASS_INTERVAL, Scheduler
+from posekit.sessions.loops.pass_taking import MAX_BATCH
+from posekit.sessions.loops.scheduler import MIN_PASS_INTERVAL, Scheduler
 from support.busy_session import BusySession
 
 RATE_HZ = 60.0
@@ -62,3 +63,22 @@ def test_a_late_session_changed_keeps_its_place_in_the_cadence_line() -> None:
     # The pass goes on with the line's next part, not all of it: a change step that sent
     # the session to the back would have put it behind all of these.
     assert 0 < sum(len(s.states) > 1 for s in first) < len(first)
+
+
+def test_a_flood_of_changes_leaves_the_cadence_line_its_share_of_a_pass() -> None:
+    """Past saturation, when the back of the cadence line is changed all at once, the
+    next pass fills half its places with the changes and the other half
+    (``CADENCE_SHARE``) with the front of the line. (Taking every change first, passes past saturation
+    answered changes only, and the sessions went on in step with up to a third fewer
+    states in all: README, Sessions.)"""
+    sessions = [BusySession(f"s{i}", cost=0.0) for i in range(MAX_BATCH * 5 // 2)]
+    scheduler = _late_line(sessions)
+    front, changed = sessions[:120], sessions[120:]
+    for session in sessions:
+        session.states.clear()
+    for session in changed:
+        scheduler.wake(session)
+    _one_pass(scheduler)
+    half = MAX_BATCH // 2
+    assert [bool(s.states) for s in front] == [True] * half + [False] * (len(front) - half)
+    assert sum(bool(s.states) for s in changed) == half

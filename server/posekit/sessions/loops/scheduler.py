@@ -3,8 +3,9 @@
 Sessions wait in two queues ordered by due time (:mod:`~posekit.sessions.loops.due_queue`):
 *changes* (a session woken by a new target, weight, task…) and *cadence* (a running
 session's next regular step, one period after its previous one). The thread pops what
-is due — changes first — steps it (off the event loop) and puts it back one period
-later unless it parked (converged, failed or paused). A change steps the session
+is due — changes first, with a share of each pass kept for cadence steps
+(:mod:`~posekit.sessions.loops.pass_taking`) — steps it (off the event loop) and puts it
+back one period later unless it parked (converged, failed or paused). A change steps the session
 early, in place of its next cadence step, and the cadence goes on from that step's due
 time: changes are answered at once without raising the session's rate (which the
 stream would only drop). A change never waits behind the cadence backlog.
@@ -21,8 +22,8 @@ its own loop, pass by pass, with :meth:`Scheduler.step_due` instead of the threa
 Sessions share the loop fairly (:mod:`~posekit.sessions.loops.fair_share`): while the
 sessions' steps together take more than the loop's ``capacity``, the heaviest are
 stepped less often (their states say ``throttled``) so that the others keep their rate.
-Between two steps of a pass, changes that came due are stepped first, so a change never
-waits for more than one step of another session.
+Between two steps of a pass, changes that came due are stepped first, while the pass has
+room (:func:`.pass_taking.take_changes_due`).
 
 With ``extra_steps`` (a solver process, whose loop has a core of its own) the capacity
 is what the loop *guarantees* first, not a ceiling: a throttled session is stepped (and a
@@ -41,7 +42,8 @@ pass, passes start at most every ``MIN_PASS_INTERVAL``, each wakes each event lo
 
 Cadence steps keep to a common grid (:mod:`~posekit.sessions.loops.cadence_grid`): the
 sessions of one rate are due at the same instants, and one pass steps them all, sharing
-its costs; a pass takes at most ``MAX_BATCH`` sessions. Answers go first
+its costs; a pass takes at most ``MAX_BATCH`` sessions, of which cadence steps due
+keep half against a flood of changes. Answers go first
 (:mod:`~posekit.sessions.loops.early_publication`): once a pass has stepped the changes
 taken so far, their states are published at once instead of after its last step.
 """
@@ -60,6 +62,12 @@ from posekit.sessions.loops.cadence_grid import next_due
 from posekit.sessions.loops.due_queue import DueQueue
 from posekit.sessions.loops.early_publication import EarlyPublication, starts_behind
 from posekit.sessions.loops.fair_share import FairShare
+from posekit.sessions.loops.pass_taking import (
+    MAX_BATCH,
+    take_changes_due,
+    take_extra,
+    take_pass,
+)
 from posekit.sessions.loops.session_slot import SessionSlot
 from posekit.sessions.loops.solve_loop import Due, LoopSession
 from posekit.sessions.subscription import SignalBatch
@@ -69,14 +77,8 @@ logger = logging.getLogger(__name__)
 # A change steps the session at once, but never sooner than this fraction of a period
 # after its previous step (a flood of changes cannot exceed 2× rate_hz).
 WAKE_SPACING = 0.5
-# Sessions stepped per pass at most. A change never waits for a whole pass (changes due
-# are stepped between two steps of it); the pass's states go to the server process as one
-# batch, so under overload larger passes mean fewer batches and answers per state (at
-# 800 eager sessions, 128 rather than 32 gave 5-12 % more states in all).
-MAX_BATCH = 128
 LOOKAHEAD = 0.002  # [s] sessions due this soon are stepped in the current pass
 MIN_PASS_INTERVAL = 0.001  # [s] between the starts of two passes
-EXTRA_PASS_S = 0.005  # [s] of smoothed step costs taken for one pass of extra steps
 
 _Entry = tuple[float, int, LoopSession]  # (due, token, session)
 
@@ -239,7 +241,7 @@ class Scheduler:
             if self._extra.times:
                 extra = self._extra.times[0]
                 if extra <= now < first:  # nothing else is due: at once, not spaced
-                    return self._take_extra(now), 0.0
+                    return take_extra(self._extra, self._slots, now, self.fair_share.cost), 0.0
                 if now < extra < now + delay:
                     delay = extra - now
         if delay == math.inf:
@@ -247,33 +249,7 @@ class Scheduler:
         if delay > 0:
             return [], delay
         self._last_pass = now
-        horizon, slots = now + LOOKAHEAD, self._slots
-        due: list[Due] = []
-        for queue in (self._changes, self._cadence):
-            urgent, times = queue is self._changes, queue.times
-            while times and len(due) < MAX_BATCH and times[0] <= horizon:
-                at, token, session = queue.pop()
-                slot = slots.get(session)  # (_valid, inlined: once per step)
-                if slot is not None and slot.token == token and slot.due is not None:
-                    slot.due = None  # in flight
-                    due.append((at, session, urgent))
-        return due, 0.0
-
-    def _take_extra(self, now: float) -> list[Due]:
-        """Throttled sessions whose own-rate step is due, for a pass of extra steps:
-        in due order, until their smoothed costs add up to ``EXTRA_PASS_S`` (at most
-        ``MAX_BATCH``; condition held; nothing else is due)."""
-        taken: list[Due] = []
-        extra, slots, cost = self._extra, self._slots, 0.0
-        times = extra.times
-        while times and times[0] <= now and cost < EXTRA_PASS_S and len(taken) < MAX_BATCH:
-            at, token, session = extra.pop()
-            slot = slots.get(session)  # (_valid, inlined: once per step)
-            if slot is not None and slot.token == token and slot.due is not None:
-                slot.due = None  # in flight
-                taken.append((at, session, False))
-                cost += self.fair_share.cost(session)
-        return taken
+        return take_pass(self._changes, self._cadence, self._slots, now + LOOKAHEAD), 0.0
 
     def step_due(self) -> float | None:
         """Run one pass when sessions are due (returns 0); otherwise return the seconds
@@ -326,8 +302,12 @@ class Scheduler:
             charges.append((session, now - last, rate_hz, running))
             last = now
             (answers if item[2] else stepped).append(session)
-            if pending and changes:  # (read without the lock: a hint)
-                pending = self._take_changes_due(pending)
+            room = MAX_BATCH - len(charges) - len(pending)
+            if pending and changes and room > 0:  # (changes read without the lock: a hint)
+                with self._lock:
+                    pending = take_changes_due(
+                        self._changes, self._slots, pending, room, time.monotonic()
+                    )
             if answers and pending and early.now(pending[0][2], now):
                 self._publish(answers + stepped, batch)
                 answers, stepped = [], []
@@ -347,33 +327,6 @@ class Scheduler:
                 self.on_pass(stepped)
             except Exception:
                 logger.exception("the pass hook failed")
-
-    def _take_changes_due(self, pending: deque[Due]) -> deque[Due]:
-        """The changes that came due during a pass, then ``pending`` without the steps
-        they take the place of (a cadence step's due time is what its session's cadence
-        goes on from, as when a change replaces a queued cadence step)."""
-        taken: list[Due] = []
-        with self._lock:
-            now = time.monotonic()
-            self._prune(self._changes)
-            changes = self._changes
-            while changes.times and changes.times[0] <= now:
-                entry = changes.pop()
-                slot = self._valid(entry)
-                if slot is not None:
-                    slot.due = None  # in flight
-                    taken.append((entry[0], entry[2], True))
-            if not taken:
-                return pending
-            again = {item[1] for item in taken}
-            rest: deque[Due] = deque()
-            for item in pending:
-                if item[1] not in again:
-                    rest.append(item)
-                elif not item[2] and (slot := self._slots.get(item[1])) is not None:
-                    slot.replaced = item[0]
-        rest.extendleft(reversed(taken))
-        return rest
 
     def _step(self, item: Due, batch: SignalBatch) -> tuple[float, bool, float]:
         """Step one session and schedule its next step; returns its own rate [Hz] and
