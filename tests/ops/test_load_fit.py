@@ -1,0 +1,60 @@
+"""``bench/load_fit.py``: the fit the README's account of the total past the peak rests on
+recovers known costs, and gives the README's figures from the runs kept in ``docs/runs``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from support.models import REPO_ROOT
+
+if str(REPO_ROOT / "bench") not in sys.path:
+    sys.path.append(str(REPO_ROOT / "bench"))
+
+import load_fit
+
+HEADER = "posekit server load (levels): sessions at 60 Hz, targets at 20 Hz, 5 s per row\n"
+
+
+def _row(sessions: int, states: float, targets: float, changes: float, api: float) -> str:
+    cells = [f"{sessions} light (arm7)", "20.0", "19.9", "100.0", "150.0", "200.0"]
+    cells += [str(int(targets * 5)), "130%", "70%", "35%", "0%", f"{states:.0f}"]
+    cells += ["30", f"{api:.3f}", f"{changes:.2f}"]
+    return " | ".join(cells) + "\n"
+
+
+def test_the_fit_recovers_the_costs_of_synthetic_rows(tmp_path: Path) -> None:
+    """Rows made from 15 µs per state + 26 per target received + 4 per target applied
+    (server process) give those three back, and the fit without the targets received
+    has a larger error; rows under ``--from`` and heavy rows are left out."""
+    generator = np.random.default_rng(1)
+    lines = [HEADER, _row(200, 12000, 4000, 0.33, 999.0)]
+    for sessions in (400, 600, 800, 1000) * 3:
+        states = generator.uniform(15000, 24000)
+        targets, changes = 20.0 * sessions, generator.uniform(0.33, 0.95)
+        lines.append(
+            _row(sessions, states, targets, changes, 15 + 26 * targets / states + 4 * changes)
+        )
+    lines.append(_row(400, 900, 300, 0.3, 999.0).replace("light (arm7)", "heavy (G1)"))
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    table = np.array(load_fit.rows([path], least=400))
+    assert len(table) == 12
+    data = np.column_stack([table[:, 1] / table[:, 0], table[:, 2]])
+    coef, rms = load_fit.fit(data, [0, 1], table[:, 4])
+    assert np.allclose(coef, [15.0, 26.0, 4.0], atol=0.05) and rms < 0.01
+    assert load_fit.fit(data, [1], table[:, 4])[1] > 1.0
+
+
+def test_the_kept_runs_give_the_readme_s_figures() -> None:
+    """The server process's 15 µs per state and 26 per target received (rms 2.8), over
+    the 68 lean rows of 400 sessions and more kept in ``docs/runs``."""
+    path = REPO_ROOT / "docs" / "runs" / "2026-11-29-zen4-lean.txt"
+    table = np.array(load_fit.rows([path], least=400))
+    assert len(table) == 68
+    data = np.column_stack([table[:, 1] / table[:, 0], table[:, 2]])
+    coef, rms = load_fit.fit(data, [0, 1], table[:, 4])
+    assert (round(coef[0]), round(coef[1]), round(coef[2])) == (15, 26, 4)
+    assert round(rms, 1) == 2.8
+    assert round(load_fit.fit(data, [1], table[:, 4])[1], 1) == 6.6
