@@ -5,10 +5,11 @@ Sessions wait in two queues ordered by due time (:mod:`~posekit.sessions.loops.d
 session's next regular step, one period after its previous one). The thread pops what
 is due — changes first, with a share of each pass kept for cadence steps
 (:mod:`~posekit.sessions.loops.pass_taking`) — steps it (off the event loop) and puts it
-back one period later unless it parked (converged, failed or paused). A change steps the session
-early, in place of its next cadence step, and the cadence goes on from that step's due
-time: changes are answered at once without raising the session's rate (which the
-stream would only drop). A change never waits behind the cadence backlog.
+back one period later unless it parked (converged, failed or paused). A change steps
+the session early, in place of its next cadence step, and the cadence goes on from that
+step's due time: changes are answered at once without raising the session's rate (which
+the stream would only drop). A change never waits behind the cadence backlog; past
+saturation, at most behind a full pass's share of cadence steps.
 
 Under overload due times slide instead of piling up, and late cadence steps form a line
 in which a change step keeps its session's place (:func:`.cadence_grid.next_due`): the
