@@ -1,11 +1,18 @@
-"""Past saturation a change step keeps its session's place in the cadence line."""
+"""Past saturation a change step keeps its session's place in the cadence line, and a
+pass, changes taken during it included, holds at most ``MAX_BATCH`` steps of which the
+cadence steps due keep half."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Callable
 
+from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.pass_taking import MAX_BATCH
 from posekit.sessions.loops.scheduler import MIN_PASS_INTERVAL, Scheduler
+from posekit.sessions.state import SessionState
+from posekit.sessions.subscription import SignalBatch
 from support.busy_session import BusySession
 
 RATE_HZ = 60.0
@@ -82,3 +89,57 @@ def test_a_flood_of_changes_leaves_the_cadence_line_its_share_of_a_pass() -> Non
     half = MAX_BATCH // 2
     assert [bool(s.states) for s in front] == [True] * half + [False] * (len(front) - half)
     assert sum(bool(s.states) for s in changed) == half
+
+
+class _LoggedSession(BusySession):
+    """A busy session that appends its id to a shared ``log`` when stepped and calls
+    ``on_step(len(log))`` after; ``parks``: its steps converge (no cadence step after)."""
+
+    def __init__(
+        self, name: str, log: list[str], rate_hz: float = RATE_HZ, parks: bool = False
+    ) -> None:
+        super().__init__(name, cost=0.0, rate_hz=rate_hz)
+        self.log, self.parks = log, parks
+        self.on_step: Callable[[int], None] | None = None
+
+    def step(
+        self, batch: SignalBatch | None = None, throttled: bool = False, rate_hz: float = 0.0
+    ) -> SessionState:
+        state = super().step(batch, throttled, rate_hz)
+        self.log.append(self.id)
+        if self.on_step is not None:
+            self.on_step(len(self.log))
+        if self.parks:
+            state = dataclasses.replace(state, converged=True, status="converged")
+        return state
+
+
+def test_a_pass_takes_changes_due_during_it_only_while_it_has_room() -> None:
+    """A late line of ``MAX_BATCH - 2`` sessions: while its pass runs, five parked
+    sessions are changed (at its fifth step). The pass takes two of them, next, which
+    fills it; the other three are the first steps of the next pass, each stepped once.
+    (Unbounded, a pass past saturation took nearly every session's change at once, and
+    the sessions went on in step with up to a third fewer states: README, Sessions.)"""
+    log: list[str] = []
+    line = [_LoggedSession(f"s{i}", log) for i in range(MAX_BATCH - 2)]
+    parked = [_LoggedSession(f"d{i}", log, rate_hz=1000.0, parks=True) for i in range(5)]
+    scheduler = _late_line([*line, *parked])
+    assert all(len(s.states) == 1 for s in parked)  # stepped once, then parked
+    log.clear()
+
+    def change_all(steps: int) -> None:
+        if steps == 5:
+            for session in parked:
+                scheduler.changed(session, SetQ([]))
+
+    for session in line:
+        session.on_step = change_all
+    _one_pass(scheduler)
+    assert len(log) == MAX_BATCH, log
+    assert log[5:7] == ["d0", "d1"], log[:10]
+    first = log[:]
+    for session in line:
+        session.on_step = None
+    _one_pass(scheduler)
+    assert log[len(first) : len(first) + 3] == ["d2", "d3", "d4"], log[len(first) :][:10]
+    assert [len(s.states) for s in parked] == [2] * 5

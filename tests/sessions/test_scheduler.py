@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from posekit.sessions.changes import SetQ
 from posekit.sessions.loops.cadence_grid import on_grid
-from posekit.sessions.loops.pass_taking import MAX_BATCH
 from posekit.sessions.loops.scheduler import Scheduler
 from posekit.sessions.state import SessionState
 from posekit.sessions.subscription import SignalBatch
@@ -160,29 +159,3 @@ def test_a_change_during_a_pass_takes_the_place_of_its_sessions_later_step() -> 
     answer = next(i for i, ids in enumerate(published) if ids[0] == "s9")
     assert published[answer][1:] == [f"s{i}" for i in range(5)], published
     assert "s9" not in published[answer + 1], published
-
-
-def test_a_pass_takes_at_most_max_batch_steps_with_the_changes_due_during_it() -> None:
-    """A pass of ``MAX_BATCH - 2`` sessions takes two of the five changes that come due
-    during it, which fills it; the other three are the next pass. (Unbounded, a pass
-    past saturation took nearly every session's change at once, and the sessions went
-    on in step, in waves of long passes, with a quarter to a third fewer states.)"""
-    cadence = [_TriggerSession(f"s{i}", cost=0.00002, rate_hz=20.0) for i in range(MAX_BATCH - 2)]
-    dragged = [BusySession(f"d{i}", cost=0.00002, rate_hz=1.0) for i in range(5)]
-    scheduler = Scheduler()
-    passes: list[int] = []
-    scheduler.on_steps = lambda solve_us: passes.append(len(solve_us))
-    for session in [*cadence, *dragged]:
-        scheduler.attach(session)
-    drive(scheduler, 0.6)  # past the dragged sessions' wake spacing (half their period)
-    assert passes[-3:] == [len(cadence)] * 3, passes[-10:]
-    passes.clear()
-
-    def change_all() -> None:
-        for session in dragged:
-            scheduler.changed(session, SetQ([]))
-
-    cadence[4].trigger = change_all
-    drive(scheduler, 0.12)  # two or three passes of 50 ms
-    assert passes[:2] == [MAX_BATCH, 3], passes
-    assert all(len(s.states) == len(dragged[0].states) for s in dragged)  # each once more
