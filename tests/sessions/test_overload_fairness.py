@@ -75,9 +75,9 @@ def test_a_late_session_changed_keeps_its_place_in_the_cadence_line() -> None:
 def test_a_flood_of_changes_leaves_the_cadence_line_its_share_of_a_pass() -> None:
     """Past saturation, when the back of the cadence line is changed all at once, the
     next pass fills half its places with the changes and the other half
-    (``CADENCE_SHARE``) with the front of the line. (Taking every change first, passes past saturation
-    answered changes only, and the sessions went on in step with up to a third fewer
-    states in all: README, Sessions.)"""
+    (``CADENCE_SHARE``) with the front of the line. (Taking every change first, passes
+    past saturation answered changes only, and the sessions went on in step with up to a
+    third fewer states in all: README, Sessions.)"""
     sessions = [BusySession(f"s{i}", cost=0.0) for i in range(MAX_BATCH * 5 // 2)]
     scheduler = _late_line(sessions)
     front, changed = sessions[:120], sessions[120:]

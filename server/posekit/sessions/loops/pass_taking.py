@@ -11,8 +11,9 @@ Why both bounds: past saturation nearly every session's next change is due whene
 pass starts. Taking them all, a pass answered every change and stepped no cadence, each
 state answered the target that was due, the clients' next targets came due together,
 and the sessions went on in step, in waves of long passes, with up to a third fewer
-states in all (README, Sessions: *A share of each pass for cadence steps*). Bounded, with half of each pass
-kept for cadence steps, the total held at every level of sustained overload.
+states in all (README, Sessions: *A share of each pass for cadence steps*). Bounded,
+with half of each pass kept for cadence steps, the total held at every level of
+sustained overload.
 
 Every function here runs with the scheduler's lock held. An entry is valid while its
 session's slot carries its token and is not in flight; popping it puts the slot in
