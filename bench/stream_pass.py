@@ -21,11 +21,14 @@ process stopped with SIGSTOP, the server drained, the clients' counts read):
 - polite: each client sends ``--targets`` ``ee`` targets, each once the state answering
   the previous came: **per target applied** = (instructions − states × per state) /
   targets (receiving, checking, the credit, applying, the change to the solver);
-- burst: the solver stopped, each client sends ``--burst`` targets at once: the first
-  is applied, each later one waits and replaces the one before (an eager client's
-  targets past saturation): **per target replaced** = (instructions − sessions × per
-  target applied) / the other targets. (The credit's hold is set to an hour here, so
-  that a slow run does not apply waiting targets early.)
+- burst: the solver stopped, each client sends ``--burst`` targets at once (an eager
+  client's targets past saturation): the first is applied, the later ones wait — in the
+  server's kernel, unread, once the credit holds the client's reads — and replace each
+  other; then the solver runs until every client has the answer to its last target
+  (the held bytes read in one go, the newest applied): **per target replaced** =
+  (instructions − states × per state − applied × per target applied) / the targets
+  not applied, where *applied* counts the sessions' revisions. (The credit's hold is
+  set to an hour here, so that a slow run does not apply waiting targets early.)
 
 Before them, one polite and one burst phase warm up the paths (not counted).
 
@@ -56,6 +59,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,10 +124,17 @@ class Client:
         for _ in range(count):
             await self.send()
 
+    async def answered_all(self) -> None:
+        """Until a state answers the last target sent."""
+        while self.answered < self.sent - 1:
+            self.answer.clear()
+            await self.answer.wait()
+
 
 async def client_main(args: argparse.Namespace) -> None:
     """One websocket per session; obeys the server's lines on stdin, answers on stdout:
-    ``count`` (states received, targets sent), ``polite K``, ``burst B`` (``done``)."""
+    ``count`` (states received, targets sent), ``polite K``, ``burst B``, ``answered``
+    (``done``)."""
     from websockets.asyncio.client import connect
 
     clients: list[Client] = []
@@ -147,6 +158,8 @@ async def client_main(args: argparse.Namespace) -> None:
             await asyncio.gather(*(c.polite(int(count)) for c in clients))
         elif command == "burst":
             await asyncio.gather(*(c.burst(int(count)) for c in clients))
+        elif command == "answered":
+            await asyncio.gather(*(c.answered_all() for c in clients))
         print("done", flush=True)
     for task in readers:
         task.cancel()
@@ -226,16 +239,24 @@ class Phase:
     seconds: float  # [s] wall clock, the drain included
     states: int
     targets: int
+    applied: int  # the sessions' revisions: targets applied
 
 
 async def phase(
-    client: asyncio.subprocess.Process, solver: int, cg: Callgrind, command: str, seconds: float
+    client: asyncio.subprocess.Process,
+    solver: int,
+    cg: Callgrind,
+    command: str,
+    seconds: float,
+    revisions: Callable[[], int],
 ) -> Phase:
     """One measured phase: ``idle`` (``seconds``, the solver process stopped), ``watch``
     (``seconds``, it runs, the clients read), ``polite K`` (it runs, the clients send K
     targets each, one per answer) or ``burst B`` (stopped, the clients send B targets at
-    once each); then the solver process is stopped and the server drains."""
+    once each; then it runs until each has the answer to its last); then the solver
+    process is stopped and the server drains. ``revisions``: the sessions' in all."""
     states0, sent0 = map(int, (await ask(client, "count")).split())
+    revisions0 = revisions()
     start = time.monotonic()
     cg.on()
     if command == "watch" or command.startswith("polite"):
@@ -244,12 +265,16 @@ async def phase(
         await asyncio.sleep(seconds)
     else:
         await ask(client, command)
+    if command.startswith("burst"):
+        os.kill(solver, signal.SIGCONT)
+        await ask(client, "answered")
     os.kill(solver, signal.SIGSTOP)
     await asyncio.sleep(DRAIN_S)
     instructions = cg.dump()
     elapsed = time.monotonic() - start
     states1, sent1 = map(int, (await ask(client, "count")).split())
-    return Phase(instructions, elapsed, states1 - states0, sent1 - sent0)
+    applied = revisions() - revisions0
+    return Phase(instructions, elapsed, states1 - states0, sent1 - sent0, applied)
 
 
 async def settle(solver: int) -> None:
@@ -271,7 +296,7 @@ async def serve(args: argparse.Namespace) -> None:
         update={"menagerie_download": False, "max_sessions": max(100, args.sessions)}
     )
     # A burst's targets wait for the answer to the first however long the server takes.
-    TargetCredit.__init__.__defaults__ = (3600.0, None)
+    TargetCredit.__init__.__defaults__ = (3600.0, *TargetCredit.__init__.__defaults__[1:])
     app = create_app(settings)
     config = uvicorn_config(app, settings, **({"ws": args.ws} if args.ws else {}))
     server = uvicorn.Server(config)
@@ -294,35 +319,39 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.5)  # the solver process starts, compiles, warms up
     os.kill(solver, signal.SIGSTOP)
     await asyncio.sleep(DRAIN_S)
+    manager = app.state.manager
+
+    def revisions() -> int:
+        return sum(manager.get(session_id).revision for session_id in ids)
+
     warm = Callgrind(None)  # not counted: the first targets take one-time paths
-    await phase(client, solver, warm, f"polite {args.targets}", 0.0)
-    await phase(client, solver, warm, f"burst {args.burst}", 0.0)
-    await settle(solver)  # the targets left waiting by the burst are answered
+    await phase(client, solver, warm, f"polite {args.targets}", 0.0, revisions)
+    await phase(client, solver, warm, f"burst {args.burst}", 0.0, revisions)
+    await settle(solver)
     cg = Callgrind(os.environ.get("CG_OUT"))
     phases = [
-        await phase(client, solver, cg, "idle", args.seconds),
-        await phase(client, solver, cg, "watch", args.seconds),
-        await phase(client, solver, cg, f"polite {args.targets}", 0.0),
-        await phase(client, solver, cg, f"burst {args.burst}", 0.0),
+        await phase(client, solver, cg, "idle", args.seconds, revisions),
+        await phase(client, solver, cg, "watch", args.seconds, revisions),
+        await phase(client, solver, cg, f"polite {args.targets}", 0.0, revisions),
+        await phase(client, solver, cg, f"burst {args.burst}", 0.0, revisions),
     ]
     os.kill(solver, signal.SIGCONT)
-    report(config, args.sessions, *phases)
+    report(config, *phases)
     client.kill()
     await client.wait()
     server.should_exit = True
     await serving
 
 
-def report(
-    config: Any, sessions: int, idle: Phase, watch: Phase, polite: Phase, burst: Phase
-) -> None:
+def report(config: Any, idle: Phase, watch: Phase, polite: Phase, burst: Phase) -> None:
     """Each phase's instructions beyond the idle phase's for as long (the loop's timers,
     the housekeeping threads): per state in ``watch``; per target in ``polite`` beyond its
-    states; per replaced target in ``burst`` beyond the one applied per session."""
+    states; per replaced target in ``burst`` beyond its states and the targets applied."""
     print(f"ws={config.ws} http={config.http}")
     for name, counted in (("idle", idle), ("watch", watch), ("polite", polite), ("burst", burst)):
         print(
             f"{name:7} {counted.seconds:5.1f} s  states {counted.states:6}  targets {counted.targets:6}"
+            + f"  applied {counted.applied:6}"
             + (f"  instructions {counted.instructions:,}" if counted.instructions else "")
         )
     if idle.instructions is None:
@@ -335,7 +364,8 @@ def report(
 
     per_state = beyond_idle(watch) / watch.states
     per_target = (beyond_idle(polite) - per_state * polite.states) / polite.targets
-    per_replaced = (beyond_idle(burst) - sessions * per_target) / (burst.targets - sessions)
+    beyond = beyond_idle(burst) - per_state * burst.states - per_target * burst.applied
+    per_replaced = beyond / (burst.targets - burst.applied)
     print(f"per state forwarded      {per_state:10,.0f}")
     print(f"per target applied       {per_target:10,.0f}")
     print(f"per target replaced      {per_replaced:10,.0f}")

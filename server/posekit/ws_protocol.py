@@ -37,19 +37,35 @@ none of its own sends is in progress, so that messages keep their order.
 Receiving is the mirror image (a target per client message, many times a second):
 uvicorn queues each message as an ASGI event, pauses reading, wakes the app's task, and
 resumes reading when the app takes it. The scope's ``extensions`` carry
-:data:`RECEIVE_NOW`, a function ``receive_now(take)``: from then on a whole data message
+:data:`RECEIVE_NOW`, a function ``receive_now(take, done=None)``: from then on a whole data message
 (``take`` gets the text as ``str``, or the ``bytes``) is handed to ``take`` from the read
 that completed it, without an ASGI event, a queue or a task — when nothing waits for the
 app in the ASGI queue, so that messages keep their order (a message behind a queued
 event is queued too, and the app's ``receive`` gets both). ``receive_now(None)`` ends
 it. An exception from ``take`` fails the connection (close 1011), as an app's failure
 would. The app's ``receive`` still gets everything else (the disconnect, fragmented
-messages, what arrives while an event is queued).
+messages, what arrives while an event is queued). ``done()``, when given, is called once
+the messages of a read have all been taken, so that an app can decide once per read,
+not once per message.
+
+And an app may leave the client's bytes in the kernel for a while: :data:`HOLD_READS`
+is ``hold_reads(held) -> bool``. ``hold_reads(True)`` stops reading the socket (what the
+client sends meanwhile waits in the kernel's receive buffer, unread: no wake-up, no
+read, no frame parsed); ``hold_reads(False)`` reads it again and returns whether bytes
+are waiting (``FIONREAD``), which the event loop's next turn reads — all of them in one
+read, then ``done()``. A client dragging a gizmo faster than its session is stepped thus
+costs the server a read per state, not one per message. uvicorn's own pause (a message
+queued for the app) and the hold are independent: the socket is read only when neither
+holds it, and the close handshake lifts the hold (the client's close frame is read).
 """
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import struct
+import sys
+import termios
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -59,7 +75,7 @@ from websockets.http11 import Request
 from websockets.protocol import State
 
 if TYPE_CHECKING:
-    from uvicorn._types import ASGISendEvent
+    from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
 
 try:  # websockets' C unmasking, as its own parser uses
     from websockets.speedups import apply_mask
@@ -76,11 +92,16 @@ SEND_NOW = "posekit.send_now"
 """The scope extension: ``send_now(payload: bytes, binary: bool) -> bool`` (module
 docstring)."""
 RECEIVE_NOW = "posekit.receive_now"
-"""The scope extension: ``receive_now(take: Callable[[str | bytes], None] | None)``
+"""The scope extension: ``receive_now(take: Take | None, done: Done | None = None)``
 (module docstring)."""
+
+HOLD_READS = "posekit.hold_reads"
+"""The scope extension: ``hold_reads(held: bool) -> bool`` (module docstring)."""
 
 Take = Callable[[str | bytes], None]
 """Takes one client data message: its text, or its bytes."""
+Done = Callable[[], None]
+"""Called once the messages of one read have all been taken."""
 
 
 class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -89,8 +110,14 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
 
     _paused = False  # the transport paused writing (flow control): ``writable`` is clear
     _take: Take | None = None  # receive_now's taker
+    _done: Done | None = None  # ... and what it calls after each read
+    _held = False  # hold_reads(True): the app keeps the client's bytes in the kernel
 
     async def send(self, message: ASGISendEvent) -> None:
+        if message["type"] == "websocket.close" and self._held:
+            self._held = False  # the client's close frame must be read
+            if not self.read_paused:
+                self.transport.resume_reading()
         if message["type"] != "websocket.send" or not self._plain_send_allowed():
             return await super().send(message)
         await self.writable.wait()
@@ -115,10 +142,35 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:  # the app's task starts later: it sees the extension
             scope["extensions"][SEND_NOW] = self.send_now
             scope["extensions"][RECEIVE_NOW] = self.receive_now
+            scope["extensions"][HOLD_READS] = self.hold_reads
 
-    def receive_now(self, take: Take | None) -> None:
-        """Hand whole data messages to ``take`` from now on (None: as ASGI events again)."""
+    def receive_now(self, take: Take | None, done: Done | None = None) -> None:
+        """Hand whole data messages to ``take`` from now on, and call ``done`` after each
+        read (None: as ASGI events again)."""
         self._take = take
+        self._done = done if take is not None else None
+
+    def hold_reads(self, held: bool) -> bool:
+        """Stop (``held``) or resume reading the client's socket; on resuming, whether
+        bytes sent meanwhile wait to be read (the loop reads them in its next turn).
+        Nothing is held once the close handshake began or the connection is lost."""
+        transport = self.transport
+        if held and (self.close_sent or self.disconnected or transport.is_closing()):
+            return False
+        self._held = held
+        if held:
+            transport.pause_reading()
+            return False
+        if self.read_paused or transport.is_closing():
+            return False
+        transport.resume_reading()
+        return _bytes_waiting(transport)
+
+    async def receive(self) -> ASGIReceiveEvent:
+        message = await super().receive()
+        if self._held:  # uvicorn resumed reading as its queue emptied: the hold stays
+            self.transport.pause_reading()
+        return message
 
     def send_receive_event_to_app(self) -> None:
         frames = self.frames
@@ -209,6 +261,14 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
             self._receive_whole(binary, payload)
         if data:
             self.handle_events()
+        done = self._done
+        if done is not None and not self.close_sent:
+            try:
+                done()
+            except Exception:
+                self.logger.exception("finishing a read of client messages failed")
+                self.conn.send_close(1011)
+                self.handle_parser_exception()
 
     def _plain_frames(self, data: bytes) -> tuple[int, list[tuple[bool, bytes]]]:
         """The whole plain data frames at the start of ``data`` (whether binary, the
@@ -254,6 +314,19 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
             frames.append((head == _FIN_BINARY, payload))
             start = payload_at + length
         return start, frames
+
+
+def _bytes_waiting(transport: asyncio.BaseTransport) -> bool:
+    """Whether the transport's socket has received bytes not yet read (``FIONREAD``);
+    False when it has no socket to ask."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        count = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError):  # closed meanwhile
+        return False
+    return int.from_bytes(count, sys.byteorder) > 0
 
 
 def _frame_header(head: int, length: int) -> bytes:

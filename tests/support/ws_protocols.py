@@ -4,6 +4,7 @@ minimal ASGI app: for tests of ``posekit.ws_protocol`` against uvicorn's own."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any, NamedTuple
 
 from uvicorn.config import Config
@@ -28,9 +29,11 @@ class Transport:
     def __init__(self) -> None:
         self.written: list[bytes] = []
         self.calls: list[str] = []
+        self.sock: socket.socket | None = None  # what ``get_extra_info("socket")`` gives
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}.get(name)
+        info = {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}
+        return self.sock if name == "socket" else info.get(name)
 
     def write(self, data: bytes) -> None:
         self.written.append(data)

@@ -26,7 +26,8 @@ Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"directi
 "q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
 target; ``{"type": "ping", "ref": …}``. A client has one target in flight: a target sent
 before the state answering its previous one waits for it, and a newer target of the
-same task replaces it (:mod:`posekit.api.target_credit`). Each client may send messages of at most
+same task replaces it (:mod:`posekit.api.target_credit`); meanwhile the client's socket
+is not read, and what it sent is read in one go when the answer comes. Each client may send messages of at most
 ``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one second's
 worth); beyond, the message is refused with an ``error`` and nothing changes.
 
@@ -68,7 +69,7 @@ from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFou
 from posekit.sessions.kinds.target import TARGET_FIELDS
 from posekit.sessions.session import Session
 from posekit.sessions.subscription import Subscription
-from posekit.ws_protocol import RECEIVE_NOW, Take
+from posekit.ws_protocol import HOLD_READS, RECEIVE_NOW, Done, Take
 
 logger = logging.getLogger(__name__)
 
@@ -249,17 +250,18 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         if metrics is not None:
             metrics.count_ws_refusal(code)
 
+    extensions = websocket.scope.get("extensions") or {}
+    receive_now: Callable[[Take | None, Done | None], None] | None = extensions.get(RECEIVE_NOW)
     credit = TargetCredit(
         target_applier(session, subscription, refused),
         lambda: session.revision,
         period=session.step_period,
+        # Reads are held only where a read's messages are taken from it (then settled).
+        hold=extensions.get(HOLD_READS) if receive_now is not None else None,
     )
-
     take = ClientMessages(subscription, limits, gate, credit, refused).take
-    extensions = websocket.scope.get("extensions") or {}
-    receive_now: Callable[[Take | None], None] | None = extensions.get(RECEIVE_NOW)
     if receive_now is not None:  # messages are taken as they are read (posekit up)
-        receive_now(take)
+        receive_now(take, credit.settle)
     writer = asyncio.create_task(_write(websocket, session, subscription, credit))
     try:
         while True:  # ends when the client leaves, or after the writer closed the socket
@@ -268,11 +270,12 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
                 return
             raw = message.get("text")
             take(raw if raw is not None else message.get("bytes") or b"")
+            credit.settle()
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
         if receive_now is not None:
-            receive_now(None)
+            receive_now(None, None)
         credit.close()
         subscription.close()
         writer.cancel()
