@@ -164,7 +164,7 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.read_paused or transport.is_closing():
             return False
         transport.resume_reading()
-        return _bytes_waiting(transport)
+        return bytes_waiting(transport)
 
     async def receive(self) -> ASGIReceiveEvent:
         message = await super().receive()
@@ -316,7 +316,7 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
         return start, frames
 
 
-def _bytes_waiting(transport: asyncio.BaseTransport) -> bool:
+def bytes_waiting(transport: asyncio.BaseTransport) -> bool:
     """Whether the transport's socket has received bytes not yet read (``FIONREAD``);
     False when it has no socket to ask."""
     sock = transport.get_extra_info("socket")

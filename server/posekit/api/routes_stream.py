@@ -26,13 +26,15 @@ Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"directi
 "q"|"keyframe": …, "ref": any scalar}``, validated exactly like a REST PATCH of the
 target; ``{"type": "ping", "ref": …}``. A client has one target in flight: a target sent
 before the state answering its previous one waits for it, and a newer target of the
-same task replaces it (:mod:`posekit.api.target_credit`); meanwhile the client's socket
-is not read, and what it sent is read in one go when the answer comes. Each client may send messages of at most
-``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one second's
-worth); beyond, the message is refused with an ``error`` and nothing changes.
+same task replaces it (:mod:`posekit.api.target_credit`). Each client may send messages
+of at most ``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one
+second's worth); beyond, the message is refused with an ``error`` and nothing changes.
 
 Served by ``posekit up``, a client's messages are taken as the socket is read
-(:data:`posekit.ws_protocol.RECEIVE_NOW`), without an ASGI event or a task switch each.
+(:data:`posekit.ws_protocol.RECEIVE_NOW`), without an ASGI event or a task switch each,
+and settled once per read; an eager client's socket is not read while its target is in
+flight (:data:`posekit.ws_protocol.HOLD_READS`): what it sent meanwhile is read in one go
+when the answer comes.
 """
 
 from __future__ import annotations
