@@ -64,6 +64,15 @@ class Reads:
         return bool(self.calls) and self.calls[-1]
 
 
+def _holding(hold_s: float = 10.0) -> tuple[FakeSession, Reads, TargetCredit]:
+    """A credit whose client sent target 1 (applied) and then 2 (waiting; reads held)."""
+    session, reads = FakeSession(), Reads()
+    credit = _credit(session, hold_s=hold_s, hold=reads.hold)
+    _read(credit, ("ee", 0.1, 1))
+    _read(credit, ("ee", 0.2, 2))
+    return session, reads, credit
+
+
 def test_a_target_waits_for_the_answer_to_the_previous_one_and_the_latest_per_task_wins() -> None:
     async def scenario() -> None:
         session = FakeSession()
@@ -220,10 +229,7 @@ def test_an_eager_clients_reads_are_held_until_each_answer_and_a_polite_ones_nev
 
 def test_after_a_hold_the_newest_target_sent_meanwhile_is_the_one_applied() -> None:
     async def scenario() -> None:
-        session, reads = FakeSession(), Reads()
-        credit = _credit(session, hold=reads.hold)
-        _read(credit, ("ee", 0.1, 1))
-        _read(credit, ("ee", 0.2, 2))  # waits; reads held
+        session, reads, credit = _holding()  # 1 applied, 2 waiting, reads held
         reads.pending = True  # the client sends 3 and 4, which stay in the kernel
         credit.answered(session.revision)
         assert reads.calls == [True, False]
@@ -238,10 +244,7 @@ def test_after_a_hold_the_newest_target_sent_meanwhile_is_the_one_applied() -> N
 
 def test_targets_are_not_stranded_when_the_read_after_a_hold_never_comes() -> None:
     async def scenario() -> None:
-        session, reads = FakeSession(), Reads()
-        credit = _credit(session, hold_s=0.05, hold=reads.hold)
-        _read(credit, ("ee", 0.1, 1))
-        _read(credit, ("ee", 0.2, 2))
+        session, reads, credit = _holding(0.05)
         reads.pending = True
         credit.answered(session.revision)  # resumed, waiting for a read that never comes
         assert session.applied == [("ee", 1)]
@@ -254,10 +257,7 @@ def test_targets_are_not_stranded_when_the_read_after_a_hold_never_comes() -> No
 
 def test_an_overdue_answer_ends_the_hold() -> None:
     async def scenario() -> None:
-        session, reads = FakeSession(), Reads()
-        credit = _credit(session, hold_s=0.05, hold=reads.hold)
-        _read(credit, ("ee", 0.1, 1))
-        _read(credit, ("ee", 0.2, 2))
+        session, reads, credit = _holding(0.05)
         assert reads.calls == [True]
         # No state comes (a paused session): the timer resumes reading and applies 2,
         # holds until its answer is overdue too, then resumes: nothing came meanwhile.
