@@ -65,9 +65,12 @@ async def frame_taken(frames: int, loops: int, repeat: int) -> float:
     waiting target before it (its previous target in flight, unanswered)."""
     opening = await opened(PosekitWebSocketProtocol)
     applied: list[Any] = []
-    credit: TargetCredit[Any] = TargetCredit(
-        lambda task, fields, ref: applied.append(ref) is None, lambda: len(applied), 3600.0
-    )
+
+    def apply(task: str, fields: Any, ref: Any) -> bool:
+        applied.append(ref)
+        return True
+
+    credit: TargetCredit[Any] = TargetCredit(apply, lambda: len(applied), 3600.0)
     limits = StreamLimits(max_bytes=1 << 16, rate=0.0)  # no limit: nothing refused
     take = ClientMessages(None, limits, TokenBucket(1e9), credit, print).take  # never refuses
     opening.scope["extensions"][RECEIVE_NOW](take, credit.settle)

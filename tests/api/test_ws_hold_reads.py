@@ -89,3 +89,22 @@ def test_nothing_is_held_once_the_close_handshake_began() -> None:
         return [str(held), *transport.calls[calls:]]
 
     assert asyncio.run(scenario()) == ["False"]
+
+
+def test_a_failing_done_closes_the_connection_as_a_failing_taker_does() -> None:
+    async def scenario() -> tuple[list[Any], list[str]]:
+        opening = await opened(PosekitWebSocketProtocol)
+        protocol, transport = opening.protocol, opening.transport
+
+        def failing() -> None:
+            raise ValueError("done")
+
+        opening.scope["extensions"][RECEIVE_NOW](lambda raw: None, failing)
+        protocol.data_received(masked(TEXT, b"one"))
+        events = [protocol.queue.get_nowait() for _ in range(protocol.queue.qsize())]
+        _close(protocol)
+        return events, transport.calls
+
+    events, calls = asyncio.run(scenario())
+    assert events[-1]["type"] == "websocket.disconnect" and events[-1]["code"] == 1011
+    assert "close" in calls
