@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,22 +32,28 @@ import numpy as np
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?) s per row")
 
 
-def rows(paths: list[Path], least: int) -> list[tuple[float, float, float, float, float]]:
-    """``(states/s, targets/s, changes per state, solver µs, API µs)`` of each light row
-    with at least ``least`` sessions."""
-    found = []
+def light_rows(paths: list[Path]) -> Iterator[tuple[float, list[str]]]:
+    """The light (arm7) rows of ``paths`` in order: each its table's seconds per row and
+    its cells (the first ``N light (arm7)``)."""
     for path in paths:
         seconds = 10.0
         for line in path.read_text().splitlines():
             if match := _SECONDS.search(line):
                 seconds = float(match.group(1))
             cells = [cell.strip() for cell in line.split("|")]
-            if len(cells) != 15 or "light" not in cells[0]:
-                continue
-            if int(cells[0].split()[0]) < least:
-                continue
-            states, targets = float(cells[11]), float(cells[6]) / seconds
-            found.append((states, targets, float(cells[14]), float(cells[12]), float(cells[13])))
+            if len(cells) == 15 and "light" in cells[0]:
+                yield seconds, cells
+
+
+def rows(paths: list[Path], least: int) -> list[tuple[float, float, float, float, float]]:
+    """``(states/s, targets/s, changes per state, solver µs, API µs)`` of each light row
+    with at least ``least`` sessions."""
+    found = []
+    for seconds, cells in light_rows(paths):
+        if int(cells[0].split()[0]) < least:
+            continue
+        states, targets = float(cells[11]), float(cells[6]) / seconds
+        found.append((states, targets, float(cells[14]), float(cells[12]), float(cells[13])))
     return found
 
 

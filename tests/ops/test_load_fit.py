@@ -1,8 +1,10 @@
 """``bench/load_fit.py``: the fit the README's account of the total past the peak rests on
-recovers known costs, and gives the README's figures from the runs kept in ``docs/runs``."""
+recovers known costs, and gives the README's figures from the runs kept in ``docs/runs``;
+``bench/in_turn.py``'s shares of levels run in turn, likewise."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from support.models import REPO_ROOT
 if str(REPO_ROOT / "bench") not in sys.path:
     sys.path.append(str(REPO_ROOT / "bench"))
 
+import in_turn
 import load_fit
 
 HEADER = "posekit server load (levels): sessions at 60 Hz, targets at 20 Hz, 5 s per row\n"
@@ -75,3 +78,39 @@ def test_the_kept_runs_of_the_held_reads_give_the_readme_s_figures() -> None:
         figures[name] = (round(api[0], 1), round(api[1], 1), round(api_rms, 1), round(solver[0]))
     assert figures["held"] == (79.6, 7.1, 5.9, 81)
     assert figures["before"] == (67.3, 21.3, 9.7, 81)
+
+
+def test_levels_in_turn_pair_each_larger_level_with_the_one_before(tmp_path: Path) -> None:
+    """A row of the larger level counts against the row just before it, and only when
+    that one has fewer sessions."""
+    path = tmp_path / "run.txt"
+    levels = ((400, 2000.0), (1000, 1800.0), (1000, 900.0), (400, 1000.0), (1000, 1100.0))
+    path.write_text(HEADER + "".join(_row(n, states, 0.0, 0.5, 40.0) for n, states in levels))
+    assert in_turn.shares(path, 1000) == [0.9, 1.1]
+    assert in_turn.shares(path, 400) == []
+
+
+def test_the_kept_runs_in_turn_give_the_readme_s_figures() -> None:
+    """The late Zen 4 machine's levels in turn: eager 64-108 % (median 83 %, 2 of 9 within
+    10 %), watching 83-112 % (median 101 %, 8 of 9); a target applied 48.8 µs of the server
+    process (26.8 per state, rms 5.5) and 23.2 of the solver process (39.5, rms 5.0)."""
+    runs = REPO_ROOT / "docs" / "runs"
+    figures = {}
+    for kind in ("eager", "watching"):
+        found = in_turn.shares(runs / f"2026-12-02-zen4-late-{kind}.txt", 1000)
+        within = sum(share >= in_turn.WITHIN for share in found)
+        figures[kind] = (
+            len(found),
+            round(100 * min(found)),
+            round(100 * max(found)),
+            round(100 * statistics.median(found)),
+            within,
+        )
+    assert figures == {"eager": (9, 64, 108, 83, 2), "watching": (9, 83, 112, 101, 8)}
+    table = np.array(load_fit.rows(sorted(runs.glob("2026-12-02-zen4-late-*.txt")), least=400))
+    assert len(table) == 36
+    applied = table[:, 2:3]
+    api, api_rms = load_fit.fit(applied, [0], table[:, 4])
+    solver, solver_rms = load_fit.fit(applied, [0], table[:, 3])
+    assert [round(v, 1) for v in (*api, api_rms)] == [26.8, 48.8, 5.5]
+    assert [round(v, 1) for v in (*solver, solver_rms)] == [39.5, 23.2, 5.0]
