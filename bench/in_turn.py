@@ -32,8 +32,8 @@ def shares(path: Path, larger: int) -> list[float]:
     that follows a row of fewer sessions."""
     found = []
     before: tuple[int, float] | None = None
-    for _, cells in light_rows([path]):
-        sessions, states = int(cells[0].split()[0]), float(cells[11])
+    for _, sessions, cells in light_rows([path]):
+        states = float(cells[11])
         if sessions == larger and before is not None and before[0] < larger:
             found.append(states / before[1])
         before = (sessions, states)

@@ -32,9 +32,9 @@ import numpy as np
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?) s per row")
 
 
-def light_rows(paths: list[Path]) -> Iterator[tuple[float, list[str]]]:
-    """The light (arm7) rows of ``paths`` in order: each its table's seconds per row and
-    its cells (the first ``N light (arm7)``)."""
+def light_rows(paths: list[Path]) -> Iterator[tuple[float, int, list[str]]]:
+    """The light (arm7) rows of ``paths`` in order: each its table's seconds per row, its
+    sessions and its cells (the first ``N light (arm7)``)."""
     for path in paths:
         seconds = 10.0
         for line in path.read_text().splitlines():
@@ -42,15 +42,15 @@ def light_rows(paths: list[Path]) -> Iterator[tuple[float, list[str]]]:
                 seconds = float(match.group(1))
             cells = [cell.strip() for cell in line.split("|")]
             if len(cells) == 15 and "light" in cells[0]:
-                yield seconds, cells
+                yield seconds, int(cells[0].split()[0]), cells
 
 
 def rows(paths: list[Path], least: int) -> list[tuple[float, float, float, float, float]]:
     """``(states/s, targets/s, changes per state, solver µs, API µs)`` of each light row
     with at least ``least`` sessions."""
     found = []
-    for seconds, cells in light_rows(paths):
-        if int(cells[0].split()[0]) < least:
+    for seconds, sessions, cells in light_rows(paths):
+        if sessions < least:
             continue
         states, targets = float(cells[11]), float(cells[6]) / seconds
         found.append((states, targets, float(cells[14]), float(cells[12]), float(cells[13])))

@@ -54,9 +54,10 @@ client sends meanwhile waits in the kernel's receive buffer, unread: no wake-up,
 read, no frame parsed); ``hold_reads(False)`` reads it again and returns whether bytes
 are waiting (``FIONREAD``), which the event loop's next turn reads — all of them in one
 read, then ``done()``. A client dragging a gizmo faster than its session is stepped thus
-costs the server a read per answer to its targets, not one per message. uvicorn's own pause (a message
-queued for the app) and the hold are independent: the socket is read only when neither
-holds it, and the close handshake lifts the hold (the client's close frame is read).
+costs the server a read per answer to its targets, not one per message. uvicorn's own
+pause (a message queued for the app) and the hold are independent: the socket is read
+only when neither holds it, and the close handshake lifts the hold (the client's close
+frame is read).
 """
 
 from __future__ import annotations
@@ -267,8 +268,8 @@ class PosekitWebSocketProtocol(WebSocketsSansIOProtocol):
                 self._fail_app("finishing a read of client messages failed")
 
     def _fail_app(self, what: str) -> None:
-        """The app's taker failed: logged, and the connection failed with 1011, as an
-        app's failure would."""
+        """The app's taker or its ``done`` failed: logged, and the connection failed with
+        1011, as an app's failure would."""
         self.logger.exception(what)
         self.conn.send_close(1011)
         self.handle_parser_exception()
