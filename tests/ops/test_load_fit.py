@@ -20,9 +20,18 @@ import load_fit
 HEADER = "posekit server load (levels): sessions at 60 Hz, targets at 20 Hz, 5 s per row\n"
 
 
-def _row(sessions: int, states: float, targets: float, changes: float, api: float) -> str:
+def _row(
+    sessions: int,
+    states: float,
+    targets: float,
+    changes: float,
+    api: float,
+    server_cpu: float = 130.0,
+    client_cpu: float = 35.0,
+) -> str:
     cells = [f"{sessions} light (arm7)", "20.0", "19.9", "100.0", "150.0", "200.0"]
-    cells += [str(int(targets * 5)), "130%", "70%", "35%", "0%", f"{states:.0f}"]
+    cells += [str(int(targets * 5)), f"{server_cpu:.0f}%", "70%", f"{client_cpu:.0f}%", "0%"]
+    cells += [f"{states:.0f}"]
     cells += ["30", f"{api:.3f}", f"{changes:.2f}"]
     return " | ".join(cells) + "\n"
 
@@ -90,10 +99,25 @@ def test_levels_in_turn_pair_each_larger_level_with_the_one_before(tmp_path: Pat
     assert in_turn.shares(path, 400) == []
 
 
+def test_a_share_splits_into_the_server_s_cpu_and_its_states_per_cpu_second(
+    tmp_path: Path,
+) -> None:
+    """1000 sessions with 80 % of the 400's states, on 90 % of its CPU (the clients took
+    20 points more): a CPU share of 0.9 and an efficiency share of 0.8 / 0.9."""
+    path = tmp_path / "run.txt"
+    rows = [_row(400, 2000.0, 0.0, 0.5, 40.0, 140.0, 35.0)]
+    rows.append(_row(1000, 1600.0, 0.0, 0.5, 40.0, 126.0, 55.0))
+    path.write_text(HEADER + "".join(rows))
+    (pair,) = in_turn.pairs(path, 1000)
+    assert pair.total == 0.8 and pair.cpu == 0.9 and pair.client_cpu == (35.0, 55.0)
+    assert abs(pair.efficiency - 0.8 / 0.9) < 1e-12
+
+
 def test_the_kept_runs_in_turn_give_the_readme_s_figures() -> None:
     """The late Zen 4 machine's levels in turn: eager 64-108 % (median 83 %, 2 of 9 within
-    10 %), watching 83-112 % (median 101 %, 8 of 9); a target applied 48.8 µs of the server
-    process (26.8 per state, rms 5.5) and 23.2 of the solver process (39.5, rms 5.0)."""
+    10 %), watching 83-112 % (median 101 %, 8 of 9), split in the server's CPU share and its
+    states per CPU second; a target applied 48.8 µs of the server process (26.8 per state,
+    rms 5.5) and 23.2 of the solver process (39.5, rms 5.0)."""
     runs = REPO_ROOT / "docs" / "runs"
     figures = {}
     for kind in ("eager", "watching"):
@@ -107,6 +131,17 @@ def test_the_kept_runs_in_turn_give_the_readme_s_figures() -> None:
             within,
         )
     assert figures == {"eager": (9, 64, 108, 83, 2), "watching": (9, 83, 112, 101, 8)}
+    split = {}
+    for kind in ("eager", "watching"):
+        found_pairs = in_turn.pairs(runs / f"2026-12-02-zen4-late-{kind}.txt", 1000)
+        split[kind] = tuple(
+            (round(100 * min(v)), round(100 * max(v)), round(100 * statistics.median(v)))
+            for v in ([p.cpu for p in found_pairs], [p.efficiency for p in found_pairs])
+        )
+    assert split == {
+        "eager": ((89, 97, 94), (69, 115, 91)),
+        "watching": ((103, 116, 108), (72, 104, 90)),
+    }
     table = np.array(load_fit.rows(sorted(runs.glob("2026-12-02-zen4-late-*.txt")), least=400))
     assert len(table) == 36
     applied = table[:, 2:3]
@@ -114,3 +149,24 @@ def test_the_kept_runs_in_turn_give_the_readme_s_figures() -> None:
     solver, solver_rms = load_fit.fit(applied, [0], table[:, 3])
     assert [round(v, 1) for v in (*api, api_rms)] == [26.8, 48.8, 5.5]
     assert [round(v, 1) for v in (*solver, solver_rms)] == [39.5, 23.2, 5.0]
+
+
+def test_the_firecracker_zen_3_runs_give_the_readme_s_figures() -> None:
+    """Eager: 65-110 % (median 77 %, 1 of 8 within 10 %), the server's CPU share 83-115 %
+    (7 of 8 pairs at most 90 %: the clients took 22-31 points more), its states per CPU
+    second 77-97 % (median 90 %); watching: 90-93 % (median 93 %)."""
+    runs = REPO_ROOT / "docs" / "runs"
+    eager = in_turn.pairs(runs / "2026-12-02-zen3-fc-eager.txt", 1000)
+    totals = [pair.total for pair in eager]
+    assert (len(eager), round(100 * min(totals)), round(100 * max(totals))) == (8, 65, 110)
+    assert round(100 * statistics.median(totals)) == 77
+    assert sum(share >= in_turn.WITHIN for share in totals) == 1
+    cpu = sorted(round(100 * pair.cpu) for pair in eager)
+    assert cpu == [83, 84, 84, 86, 87, 90, 90, 115]
+    growth = [high - low for low, high in (pair.client_cpu for pair in eager)]
+    assert (min(growth), max(growth)) == (22.0, 31.0)
+    efficiency = [pair.efficiency for pair in eager]
+    assert (round(100 * min(efficiency)), round(100 * max(efficiency))) == (77, 97)
+    assert round(100 * statistics.median(efficiency)) == 90
+    watching = in_turn.shares(runs / "2026-12-02-zen3-fc-watching.txt", 1000)
+    assert [round(100 * share) for share in watching] == [90, 93, 93]
