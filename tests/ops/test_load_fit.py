@@ -36,6 +36,15 @@ def _row(
     return " | ".join(cells) + "\n"
 
 
+def _spread(shares: list[float]) -> tuple[int, int, int]:
+    """The least, the largest and the median of ``shares``, in whole percent."""
+    return (
+        round(100 * min(shares)),
+        round(100 * max(shares)),
+        round(100 * statistics.median(shares)),
+    )
+
+
 def test_the_fit_recovers_the_costs_of_synthetic_rows(tmp_path: Path) -> None:
     """Rows made from 15 µs per state + 26 per target received + 4 per target applied
     (server process) give those three back, and the fit without the targets received
@@ -121,26 +130,18 @@ def test_the_kept_runs_in_turn_give_the_readme_s_figures() -> None:
     runs = REPO_ROOT / "docs" / "runs"
     figures = {}
     for kind in ("eager", "watching"):
-        found = in_turn.shares(runs / f"2026-12-02-zen4-late-{kind}.txt", 1000)
-        within = sum(share >= in_turn.WITHIN for share in found)
+        found = in_turn.pairs(runs / f"2026-12-02-zen4-late-{kind}.txt", 1000)
+        totals = [pair.total for pair in found]
         figures[kind] = (
             len(found),
-            round(100 * min(found)),
-            round(100 * max(found)),
-            round(100 * statistics.median(found)),
-            within,
+            _spread(totals),
+            sum(share >= in_turn.WITHIN for share in totals),
+            _spread([pair.cpu for pair in found]),
+            _spread([pair.efficiency for pair in found]),
         )
-    assert figures == {"eager": (9, 64, 108, 83, 2), "watching": (9, 83, 112, 101, 8)}
-    split = {}
-    for kind in ("eager", "watching"):
-        found_pairs = in_turn.pairs(runs / f"2026-12-02-zen4-late-{kind}.txt", 1000)
-        split[kind] = tuple(
-            (round(100 * min(v)), round(100 * max(v)), round(100 * statistics.median(v)))
-            for v in ([p.cpu for p in found_pairs], [p.efficiency for p in found_pairs])
-        )
-    assert split == {
-        "eager": ((89, 97, 94), (69, 115, 91)),
-        "watching": ((103, 116, 108), (72, 104, 90)),
+    assert figures == {
+        "eager": (9, (64, 108, 83), 2, (89, 97, 94), (69, 115, 91)),
+        "watching": (9, (83, 112, 101), 8, (103, 116, 108), (72, 104, 90)),
     }
     table = np.array(load_fit.rows(sorted(runs.glob("2026-12-02-zen4-late-*.txt")), least=400))
     assert len(table) == 36
@@ -158,15 +159,12 @@ def test_the_firecracker_zen_3_runs_give_the_readme_s_figures() -> None:
     runs = REPO_ROOT / "docs" / "runs"
     eager = in_turn.pairs(runs / "2026-12-02-zen3-fc-eager.txt", 1000)
     totals = [pair.total for pair in eager]
-    assert (len(eager), round(100 * min(totals)), round(100 * max(totals))) == (8, 65, 110)
-    assert round(100 * statistics.median(totals)) == 77
+    assert (len(eager), _spread(totals)) == (8, (65, 110, 77))
     assert sum(share >= in_turn.WITHIN for share in totals) == 1
     cpu = sorted(round(100 * pair.cpu) for pair in eager)
     assert cpu == [83, 84, 84, 86, 87, 90, 90, 115]
     growth = [high - low for low, high in (pair.client_cpu for pair in eager)]
     assert (min(growth), max(growth)) == (22.0, 31.0)
-    efficiency = [pair.efficiency for pair in eager]
-    assert (round(100 * min(efficiency)), round(100 * max(efficiency))) == (77, 97)
-    assert round(100 * statistics.median(efficiency)) == 90
+    assert _spread([pair.efficiency for pair in eager]) == (77, 97, 90)
     watching = in_turn.shares(runs / "2026-12-02-zen3-fc-watching.txt", 1000)
     assert [round(100 * share) for share in watching] == [90, 93, 93]
