@@ -11,7 +11,7 @@ machine. ``--clients lean`` measures the server with these clients instead:
 - one :class:`asyncio.Protocol` per connection that writes a target as one masked text
   frame (RFC 6455 §5.2) and reads the server's frames by their header, a binary state
   (``?format=binary``) decoded from its 48-byte header and ``ref`` only
-  (:mod:`posekit.sessions.state_frame`); a ping is answered, text messages (``hello``,
+  (:mod:`posekit.sessions.live.state_frame`); a ping is answered, text messages (``hello``,
   ``tasks``, ``error``) are skipped as the websockets clients skip them;
 - one ticker task that sends every client's due targets, instead of a coroutine and a
   timer per client.
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import cast
 from urllib.parse import urlsplit
 
-from posekit.sessions.state_frame import HEADER, MAGIC, THROTTLED
+from posekit.sessions.live.state_frame import HEADER, MAGIC, THROTTLED
 from session_load import ClientMode, SessionLoad
 from websockets.speedups import apply_mask
 

@@ -9,17 +9,22 @@ stream. Printed per N:
 - states/s per session (mean and the slowest session),
 - target-to-state latency p50/p95/p99 [ms]: from sending a target to receiving the
   first state computed after it (the first state whose ``ref`` is at least the target's),
-- CPU [% of one core] over the measured window (from /proc): the whole server (the API
-  process and its solver processes), the API process alone, and the clients;
+- CPU [% of one core] over the measured window (from /proc): the whole server (its
+  process and any children), the server process alone, and the clients;
 - the states delivered per second in all, and the CPU each cost [µs]: in the solver
   processes (step, encoding, transfer) and in the API process (receiving, forwarding
   to the watcher, and its share of the targets it received),
 - changes per state: the sessions' revisions counted in the states received (each target
   applied is one) per state received — past saturation a change that no state answers
-  is work wasted.
+  is work wasted;
+- REST p95 [ms]: ``GET /api/sessions/{id}`` of the sessions in turn every 50 ms during
+  the measured window.
+
+``--pythonpath DIRS``: the started server is imported from there (for a run side by side
+with another checkout: ``--pythonpath ../other/server:../other/frontend``).
 
     python bench/server_load.py [--sessions 10,50,100] [--seconds 10] [--warmup 2]
-                                [--solver-processes N] [--scenario levels|heavy]
+                                [--pythonpath DIRS] [--scenario levels|heavy]
                                 [--format json|binary] [--target-hz 20] [--polite]
                                 [--kind light|heavy] [--clients websockets|lean]
 
@@ -72,6 +77,7 @@ KEEP_STEPPING = 1e-300  # [rad|m] the tolerance of watch-only sessions: they nev
 
 
 HEAVY_DETECTION_M = 0.3
+REST_PROBE_S = 0.05  # [s] between two REST reads of the measured window
 
 
 def free_port() -> int:
@@ -114,6 +120,8 @@ def tree_cpu_seconds(pids: list[int]) -> float:
 def start_server(port: int, environment: dict[str, str]) -> subprocess.Popen:
     command = [sys.executable, "-m", "posekit.cli", "up", "--port", str(port), "--robot", "none"]
     env = dict(os.environ, **environment)
+    if "PYTHONPATH" in environment and os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = f"{environment['PYTHONPATH']}:{os.environ['PYTHONPATH']}"
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -242,7 +250,10 @@ async def run_level(
         tree = process_tree(pid)
         server_cpu, api_cpu = tree_cpu_seconds(tree), tree_cpu_seconds(tree[:1])
         client_cpu, wall = time.process_time(), time.perf_counter()
+        rest_ms: list[float] = []
+        prober = asyncio.create_task(probe_rest(http, loads, rest_ms))
         await asyncio.sleep(seconds)
+        prober.cancel()
         for load in loads:
             load.measuring = False
         wall = time.perf_counter() - wall
@@ -263,8 +274,22 @@ async def run_level(
         "solver_us": 1e6 * (server_cpu - api_cpu) / max(1, delivered),
         "api_us": 1e6 * api_cpu / max(1, delivered),
         "applied": applied / max(1, delivered),
+        "rest_p95": percentile(rest_ms, 95),
     }
     return [summary([x for x in loads if x.kind == kind], wall, cpu) for kind, _ in groups]
+
+
+async def probe_rest(http: httpx.AsyncClient, loads: list[SessionLoad], out: list[float]) -> None:
+    """Read the sessions in turn over REST every ``REST_PROBE_S``; each answer's time [ms]
+    goes to ``out``."""
+    turn = 0
+    while True:
+        start = time.perf_counter()
+        answer = await http.get(f"/api/sessions/{loads[turn % len(loads)].session_id}")
+        out.append((time.perf_counter() - start) * 1e3)
+        answer.raise_for_status()
+        turn += 1
+        await asyncio.sleep(REST_PROBE_S)
 
 
 def summary(loads: list[SessionLoad], wall: float, cpu: dict[str, float]) -> dict:
@@ -303,9 +328,8 @@ def main() -> None:
     )
     parser.add_argument("--pid", type=int, help="with --url: the server's pid, for its CPU use")
     parser.add_argument(
-        "--solver-processes",
-        type=int,
-        help="POSEKIT_SOLVER_PROCESSES of the started server (default: the server's own)",
+        "--pythonpath",
+        help="import the started server from here (e.g. another checkout's server:frontend)",
     )
     parser.add_argument(
         "--format",
@@ -348,8 +372,8 @@ def main() -> None:
             "POSEKIT_MAX_SESSIONS": str(max(100, live)),
             "POSEKIT_MAX_STORED_SESSIONS": str(max(1000, live)),
         }
-        if args.solver_processes is not None:
-            environment["POSEKIT_SOLVER_PROCESSES"] = str(args.solver_processes)
+        if args.pythonpath:
+            environment["PYTHONPATH"] = args.pythonpath
         if args.capacity is not None:
             environment["POSEKIT_SOLVE_CAPACITY"] = str(args.capacity)
         server = start_server(port, environment)
@@ -368,15 +392,16 @@ def main() -> None:
             server.wait(10)
     print(
         f"posekit server load ({args.scenario}): sessions at 60 Hz, targets at {args.target_hz:g} Hz per "
-        f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, solver processes: "
-        f"{'server default' if args.solver_processes is None else args.solver_processes}, "
+        f"session, {args.seconds:.0f} s per row, {os.cpu_count()} CPUs, server "
+        f"{args.pythonpath or 'installed'}, "
         f"states as {mode.encoding}, {'polite' if args.polite else 'eager'} {args.clients} clients"
     )
     header = (
         f"{'sessions':>28} | {'states/s/session':>16} | {'slowest':>7} | {'p50 ms':>6} | "
         f"{'p95 ms':>6} | {'p99 ms':>6} | {'targets':>7} | {'server CPU':>10} | "
         f"{'API CPU':>7} | {'client CPU':>10} | {'throttled':>9} | {'states/s':>8} | "
-        f"{'solver µs/state':>15} | {'API µs/state':>12} | {'changes/state':>13}"
+        f"{'solver µs/state':>15} | {'API µs/state':>12} | {'changes/state':>13} | "
+        f"{'REST p95 ms':>11}"
     )
     print(header)
     print("-" * len(header))
@@ -386,7 +411,7 @@ def main() -> None:
             f"{r['p50']:>6.1f} | {r['p95']:>6.1f} | {r['p99']:>6.1f} | {r['samples']:>7} | "
             f"{r['server_cpu']:>9.0f}% | {r['api_cpu']:>6.0f}% | {r['client_cpu']:>9.0f}% | "
             f"{r['throttled']:>8.0f}% | {r['total_rate']:>8.0f} | {r['solver_us']:>15.0f} | "
-            f"{r['api_us']:>12.0f} | {r['applied']:>13.2f}"
+            f"{r['api_us']:>12.0f} | {r['applied']:>13.2f} | {r['rest_p95']:>11.1f}"
         )
 
 

@@ -25,8 +25,8 @@ import statistics
 import time
 
 import posekit
+from posekit.sessions.live.session import Session
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.session import Session
 
 TARGET_EVERY = 3
 RADIUS = 0.05

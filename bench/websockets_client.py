@@ -8,7 +8,7 @@ import json
 import math
 import time
 
-from posekit.sessions import state_frame
+from posekit.sessions.live import state_frame
 from session_load import ClientMode, SessionLoad
 from websockets.asyncio.client import connect
 
@@ -17,7 +17,7 @@ async def drive(
     url: str, load: SessionLoad, stop: asyncio.Event, phase: float, mode: ClientMode
 ) -> None:
     """Send targets at ``mode.target_hz`` (none at 0) and read states until ``stop``
-    (binary state frames are decoded with :func:`posekit.sessions.state_frame.decode`)."""
+    (binary state frames are decoded with :func:`posekit.sessions.live.state_frame.decode`)."""
     async with connect(f"{url}?format={mode.encoding}", max_size=1 << 22) as ws:
         json.loads(await ws.recv())  # hello
 

@@ -10,9 +10,24 @@ from support.models import require_menagerie
 from support.postgres import fresh_schema, require_postgres
 from support.servers import LiveServer
 
+SLOW = ("e2e", "cluster", "ops")  # test folders whose tests start servers or browsers
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by what they need: ``browser`` (a Chromium), ``cluster`` (nginx and
+    PostgreSQL), ``slow`` (servers of their own): ``pytest -m "not slow"`` and the like."""
+    for item in items:
+        folder = item.path.parent.name
+        if folder in SLOW:
+            item.add_marker(pytest.mark.slow)
+        if folder == "cluster":
+            item.add_marker(pytest.mark.cluster)
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile the IK kernels before any test starts a server or a solver process.
+    """Compile the IK kernels before any test starts a server.
 
     On a fresh checkout that takes half a minute of CPU (Numba, cached afterwards); a
     server's first session would otherwise wait for it past the tests' deadlines.

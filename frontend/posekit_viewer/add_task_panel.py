@@ -12,7 +12,7 @@ from typing import Any
 import mujoco
 import viser
 from posekit.sessions.kinds import TASK_KINDS
-from posekit.sessions.session import Session
+from posekit.sessions.live.session import Session
 
 from posekit_viewer.panel_support import apply_change, object_names
 

@@ -29,7 +29,7 @@ import numpy as np
 import viser
 from posekit import SE3, SO3, Configuration
 from posekit.sessions.kinds import GizmoShape, TaskSpecBase, task_kind
-from posekit.sessions.session import Session
+from posekit.sessions.live.session import Session
 
 from posekit_viewer.panel_support import Rejected
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import viser
-from posekit.sessions.session import Session
+from posekit.sessions.live.session import Session
 
 from posekit_viewer.panel_support import Follower, apply_change, from_client, scalar_joints
 

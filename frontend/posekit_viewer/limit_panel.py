@@ -12,7 +12,7 @@ from typing import Any
 import mujoco
 import viser
 from posekit.sessions.kinds.velocity_limit import VelocityLimitSpec
-from posekit.sessions.session import Session
+from posekit.sessions.live.session import Session
 
 from posekit_viewer.panel_support import (
     Follower,

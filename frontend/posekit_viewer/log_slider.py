@@ -6,8 +6,7 @@ slider moves along the exponent: slider position :math:`p = \\log_{10} v`, value
 readable numbers. The number field under it holds the exact value: a value typed there
 is kept as typed and the slider follows (values outside the slider's range, 0
 included, put it at its nearest end). Viser's slider has a number box of its own,
-which would show the exponent; it is hidden with one CSS rule for this slider's
-element, so each value shows one number.
+which shows the exponent (viser has no public way to hide it for one slider).
 """
 
 from __future__ import annotations
@@ -78,8 +77,6 @@ class LogSlider:
         )  # fmt: skip
         self.number = gui.add_number(f"{label} =", initial_value=float(value), min=0.0)
         self.number.precision = NUMBER_PRECISION
-        uuid = getattr(getattr(self.slider, "_impl", None), "uuid", None)  # viser 1.1 internals
-        self.style = gui.add_html(_HIDE_BOX.format(uuid=uuid)) if uuid else None
         self._follower = Follower()
         self._bind(on_change)
 
@@ -110,10 +107,3 @@ class LogSlider:
         # The slider first: once ``value`` (the number's) reads the new value, so does it.
         self._follower.show(self.slider, to_slider(float(value), self.low, self.high))
         self._follower.show(self.number, float(value))
-
-
-# The slider's own number box (its element follows the slider's, whose id is the uuid).
-_HIDE_BOX = (
-    '<style>[id="{uuid}"] + .mantine-NumberInput-root {{ display: none; }}'
-    '[id="{uuid}"] {{ margin-right: 0.4em; }}</style>'
-)

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import viser
-from posekit.sessions.session import Session
-from posekit.sessions.state import SessionState
+from posekit.sessions.live.session import Session
+from posekit.sessions.live.state import SessionState
 
 from posekit_viewer.add_task_panel import AddTaskPanel
 from posekit_viewer.display_panel import DisplayPanel

@@ -22,7 +22,6 @@ from typing import Any
 import mujoco
 import numpy as np
 import viser
-from viser import _messages
 
 from posekit_viewer.mjcf_scene import BodyMesh, body_meshes, collision_meshes
 
@@ -226,20 +225,6 @@ class SceneRenderer:
 
 
 def _send_pose(handle: viser.SceneNodeHandle, position: np.ndarray, wxyz: np.ndarray) -> None:
-    """Assign a node's pose, queuing its two messages directly.
-
-    Equivalent to ``handle.position = …; handle.wxyz = …`` minus viser's per-assignment
-    ``np.allclose`` against the previous value, which dominated the frame time for a
-    40-body robot (the caller already sends only bodies that moved). Uses viser 1.1's
-    node internals (pinned in ``pyproject.toml``); falls back to the public setters.
-    """
-    impl = getattr(handle, "_impl", None)
-    queue = getattr(getattr(impl, "api", None), "_queue_scene_message", None)
-    if impl is None or queue is None:
-        handle.position = position
-        handle.wxyz = wxyz
-        return
-    impl.position[:] = position
-    impl.wxyz[:] = wxyz
-    queue(_messages.SetPositionMessage(impl.name, tuple(position.tolist())))
-    queue(_messages.SetOrientationMessage(impl.name, tuple(wxyz.tolist())))
+    """Assign a node's pose (the caller sends only bodies that moved)."""
+    handle.position = position
+    handle.wxyz = wxyz

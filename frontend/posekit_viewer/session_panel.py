@@ -14,9 +14,9 @@ from typing import Any
 
 import mujoco
 import viser
-from posekit.sessions.export_script import keyframe_line, python_script
-from posekit.sessions.session import Session
-from posekit.sessions.session_spec import SessionSpec
+from posekit.sessions.export.export_script import keyframe_line, python_script
+from posekit.sessions.live.session import Session
+from posekit.sessions.specs.session_spec import SessionSpec
 
 from posekit_viewer.panel_support import apply_change, object_names
 from posekit_viewer.solve_times import SolveTimes

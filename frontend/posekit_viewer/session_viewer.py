@@ -1,8 +1,10 @@
 """One session's viewer: its own viser server, scene, gizmos and panels.
 
-The viser server listens on a Unix-domain socket in a private directory, never on a TCP
-port (:mod:`posekit_viewer.private_socket`); browsers reach it only through the app's
-relay at ``/viewer/{sid}``, behind the token (one external port). Everyone on the link shares
+The viser server listens on a loopback port the system picks (``port=0``); browsers
+reach it only through the app's relay at ``/viewer/{sid}``, behind the token (one
+external port). Processes on the same machine can reach that port: deployments that
+share a machine with untrusted users run posekit in its own container (README,
+"Deploying"). Everyone on the link shares
 the scene and the panels. A render thread follows the session at most ``fps`` times a
 second: when the session produced a new state or accepted a change, it writes the body
 poses and the gizmos in one ``server.atomic()`` update; the panels follow at most
@@ -17,21 +19,19 @@ robot"): :mod:`posekit_viewer.camera_framing` on the robot's bounding box at the
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import threading
 import time
 
 import numpy as np
 import viser
-from posekit.sessions.session import Session
-from posekit.sessions.subscription import Subscription
+from posekit.sessions.live.session import Session
+from posekit.sessions.live.subscription import Subscription
 
 from posekit_viewer.camera_framing import DEFAULT_DIRECTION, frame_box
 from posekit_viewer.gizmos import DEFAULT_SCALE, TargetGizmos, gizmo_scale
 from posekit_viewer.panels import SessionPanels
-from posekit_viewer.private_socket import start_private_viser
+from posekit_viewer.quiet_viser import route_viser_output
 from posekit_viewer.scene_renderer import SceneRenderer
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,10 @@ class SessionViewer:
     def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
         self.session = session
         self.link = link
-        self.server, self.socket_path = start_private_viser()
+        route_viser_output()
+        self.server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
+        self.url = f"ws://127.0.0.1:{self.server.get_port()}/"
+        """Where the app's relay reaches this viewer's viser server."""
         self._build()
         self._period = 1.0 / fps
         self._stop = threading.Event()
@@ -196,5 +199,3 @@ class SessionViewer:
             subscription.close()
         self._watching.clear()
         self.server.stop()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.socket_path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections import deque
 
-from posekit.sessions.state import SessionState
+from posekit.sessions.live.state import SessionState
 
 WINDOW = 120  # solved steps: two seconds at 60 Hz
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import viser
-from posekit.sessions.session import Session
-from posekit.sessions.solver_settings import available_solvers
+from posekit.sessions.live.session import Session
+from posekit.sessions.specs.solver_settings import available_solvers
 
 from posekit_viewer.log_slider import LogSlider
 from posekit_viewer.panel_support import Follower, apply_change, from_client

@@ -31,7 +31,7 @@ import numpy as np
 from posekit import Configuration, PosekitError
 from posekit.ik.tasks import Task
 from posekit.sessions.kinds import TaskSpecBase, task_kind
-from posekit.sessions.state import SessionState
+from posekit.sessions.live.state import SessionState
 
 SHORT_M = 1e-3  # [m] a position this far from its target is short of it
 SHORT_RAD = 1e-2  # [rad] (about 0.6°)

@@ -13,7 +13,7 @@ from typing import Any
 
 import viser
 from posekit.sessions.kinds import TASK_KINDS
-from posekit.sessions.session import Session
+from posekit.sessions.live.session import Session
 
 from posekit_viewer.log_slider import LogSlider
 from posekit_viewer.panel_support import Follower, apply_change, from_client

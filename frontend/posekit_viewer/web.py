@@ -29,7 +29,8 @@ from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
 from posekit.sessions.manager import SessionManager
-from websockets.asyncio.client import unix_connect
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
 
 from posekit_viewer.hub import ViewerHub
 
@@ -89,26 +90,26 @@ def viewer_router(manager: SessionManager, hub: ViewerHub) -> APIRouter:
             return
         await websocket.accept(subprotocol=protocol)
         limits: StreamLimits = websocket.app.state.stream_limits
-        await relay(websocket, viewer.socket_path, protocol, TokenBucket(limits.rate))
+        await relay(websocket, viewer.url, protocol, TokenBucket(limits.rate))
 
     return router
 
 
 async def relay(
-    browser: WebSocket, socket_path: str, protocol: str | None, gate: TokenBucket | None = None
+    browser: WebSocket, url: str, protocol: str | None, gate: TokenBucket | None = None
 ) -> None:
     """Pump frames both ways between the browser and the viser server until either
     closes; browser frames wait for ``gate`` (rate backpressure) when one is given."""
     try:
-        upstream = await unix_connect(
-            socket_path,
-            uri="ws://localhost/",
-            subprotocols=[protocol] if protocol else None,
+        upstream = await connect(
+            url,
+            subprotocols=[Subprotocol(protocol)] if protocol else None,
             max_size=RELAY_MAX_BYTES,
             compression=None,
+            proxy=None,  # loopback: never through a proxy of the environment
         )
     except (OSError, websockets.WebSocketException) as error:
-        logger.warning("viewer relay could not reach viser at %s: %s", socket_path, error)
+        logger.warning("viewer relay could not reach viser at %s: %s", url, error)
         await browser.close(code=1011, reason="viewer unavailable")
         return
 

@@ -25,10 +25,9 @@ from posekit.api.security import TokenAuth
 from posekit.api.stream_limits import StreamLimits
 from posekit.own_robots import OwnRobots
 from posekit.robots import RobotRegistry
-from posekit.sessions.loops.scheduler import Scheduler
-from posekit.sessions.loops.solver_processes import SolverProcesses
+from posekit.sessions.live.session import Session
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.session import Session
+from posekit.sessions.solving.solver import Solver
 from posekit.settings import Settings
 from posekit.storage import storage_from
 
@@ -130,7 +129,7 @@ def metrics_of(manager: SessionManager) -> Metrics:
         "Mean rate running sessions are stepped at [Hz] (the rate_hz of their states).",
         lambda: mean_rate(running(manager)),
     )
-    manager.solve_loop.on_steps = metrics.observe_steps
+    manager.solver.on_steps = metrics.observe_steps
     return metrics
 
 
@@ -184,11 +183,7 @@ def manager_from(settings: Settings) -> SessionManager:
         max_limits=settings.max_limits,
         max_collision_pairs=settings.max_collision_pairs,
         idle_unload_s=settings.idle_unload_s,
-        solve_loop=SolverProcesses(
-            settings.solver_processes, registry, capacity=settings.fair_share_capacity()
-        )
-        if settings.solver_processes
-        else Scheduler(capacity=settings.fair_share_capacity()),
+        solver=Solver(capacity=settings.fair_share_capacity()),
     )
 
 

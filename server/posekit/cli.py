@@ -62,22 +62,18 @@ def first_session(robot_name: str | None, announce: str | None = None) -> Hook:
 def uvicorn_config(
     app: FastAPI,
     settings: Settings,
-    ws: str | type[asyncio.Protocol] | None = None,
+    ws: str | None = None,
     **options: Any,
 ) -> uvicorn.Config:
     """How uvicorn serves the app (``posekit up``, the tests' servers, the benches):
     websocket frames up to :data:`WS_TRANSPORT_MAX_BYTES` (or the settings' larger
     limit), no compression, the app's own logging. ``ws``: uvicorn's websocket
-    implementation; by default uvicorn's ``websockets-sansio`` (what its "auto" picks,
-    and cheaper per message than ``websockets``) with posekit's fast path for small
-    client frames (:mod:`posekit.ws_protocol`). ``options``: other ``uvicorn.Config``
+    implementation (its own choice by default). ``options``: other ``uvicorn.Config``
     arguments, e.g. a test server's own logging."""
     import uvicorn
 
-    from posekit.ws_protocol import PosekitWebSocketProtocol
-
     ours: dict[str, Any] = {
-        "ws": ws or PosekitWebSocketProtocol,
+        "ws": ws or "auto",
         "ws_max_size": max(WS_TRANSPORT_MAX_BYTES, settings.ws_max_bytes),
         # States are a few hundred bytes; compressing each one cost more server CPU
         # than everything else per message on the load bench, so deflate is off.

@@ -1,5 +1,5 @@
-r"""The cyclic garbage collector of posekit's long-running processes (the server process
-of ``posekit up`` and its solver processes): young collections every
+r"""The cyclic garbage collector of posekit's long-running server (``posekit up``):
+young collections every
 :data:`YOUNG_THRESHOLD` tracked allocations instead of CPython's 700.
 
 CPython collects its youngest generation when the tracked containers (lists, dicts,
@@ -7,8 +7,7 @@ class instances…) allocated and not yet freed since the last collection exceed
 first threshold; an object alive at two collections moves to the next generation, and
 the oldest generation is collected in full whenever the objects promoted into it since
 the last full collection exceed a quarter of those that survived it. A live session's
-newest state (its ``q`` list, its :class:`~posekit.sessions.state.SessionState`, the
-rows it crossed the pipe in) lives from one step to the next: 17 ms at 60 Hz, about
+newest state (its ``q`` list, its :class:`~posekit.sessions.live.state.SessionState`) lives from one step to the next: 17 ms at 60 Hz, about
 70 ms past saturation. At thousands of states a second a threshold of 700 collects
 every few milliseconds, so nearly every state outlives two collections and dies in the
 oldest generation, and its promotion brings the next full collection nearer: a full
@@ -17,8 +16,8 @@ scan of every object the process holds (half a million with 800 sessions).
 Measured with ``bench/server_load.py`` at 800 eager arm7 sessions (a probe timing each
 collection, 8.5 s of the run): the server process ran 737 young, 68 middle and **6
 full collections**, which took 0.23, 0.19 and 1.5 s: 1.9 s of its 8.5, about a quarter
-of a core (the solver process 0.57 s of 8.2). With young collections every 20,000
-allocations neither process ran a full collection during the run (the server process 18
+of a core. With young collections every 20,000
+allocations the server ran a full collection during the run (the server process 18
 young collections and one middle one in all, 0.11 s). With the probe on, the sessions got
 15.7k states/s in all against 12.7k-13.2k (two interleaved runs each); without it, in the
 README's load runs, the totals stayed within their run-to-run noise while the p95 latency

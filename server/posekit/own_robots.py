@@ -16,7 +16,7 @@ from posekit.robots.local_robots import free_name, safe_name
 from posekit.robots.uploads import RobotUploads
 from posekit.robots.watcher import RobotWatcher
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.reload import ModelReloader, sessions_using
+from posekit.sessions.reload.model_reloader import ModelReloader, sessions_using
 from posekit.settings import Settings, SettingsError
 
 

@@ -24,11 +24,10 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | API stream message size at most (refused with an error reply) |
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
-| ``POSEKIT_SOLVER_PROCESSES`` | ``1`` | processes that solve the sessions (0 = a thread of the server process) |
 | ``POSEKIT_MODEL_CACHE_MODELS`` | ``8`` | compiled robot models kept for quick re-use once no session uses them, at most |
 | ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
 | ``POSEKIT_MODEL_CACHE_IDLE_S`` | ``60`` | … each for at most this many seconds after it was last used |
-| ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second one solve loop gives its sessions before the heaviest are throttled (0 = never throttle); a solver process gives throttled sessions the time it has left over besides, and throttles nobody when all its sessions cost alike |
+| ``POSEKIT_SOLVE_CAPACITY`` | ``0.5`` | seconds of solving per second the solver gives its sessions before the heaviest are throttled (0 = never throttle) |
 | ``POSEKIT_ROBOTS_DIR`` | unset | folder of MJCF/URDF robots to serve (source ``local``), live-reloaded |
 | ``POSEKIT_ROBOT_FILE`` | unset | one MJCF/URDF file to serve (``posekit up FILE``; the first session is on it) |
 | ``POSEKIT_DATA_DIR`` | the folder of ``POSEKIT_DB``, else a temporary folder | where uploaded robots are stored (``robots/``) |
@@ -105,7 +104,6 @@ class Settings(BaseSettings):
     ws_max_bytes: int = Field(1 << 16, ge=1)
     ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)
     idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
-    solver_processes: int = Field(1, ge=0)
     solve_capacity: float = Field(0.5, ge=0.0, allow_inf_nan=False)
     model_cache_models: int = Field(8, ge=0)
     model_cache_mb: float = Field(512.0, ge=0.0, allow_inf_nan=False)

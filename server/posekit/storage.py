@@ -3,9 +3,9 @@ the leases of a cluster (``POSEKIT_DB=postgresql://…``)."""
 
 from __future__ import annotations
 
-from posekit.sessions.leases import Leases, LocalLeases
-from posekit.sessions.sqlite_store import SQLiteStore
-from posekit.sessions.store import NullStore, SessionStore
+from posekit.sessions.cluster.leases import Leases, LocalLeases
+from posekit.sessions.store.protocol import NullStore, SessionStore
+from posekit.sessions.store.sqlite_store import SQLiteStore
 from posekit.settings import Settings
 
 
@@ -13,9 +13,9 @@ def storage_from(settings: Settings) -> tuple[SessionStore, Leases]:
     """The store and the leases ``settings`` describe. The PostgreSQL schema is created
     or migrated when the manager starts (``Leases.start``), not here."""
     if settings.clustered():
-        from posekit.sessions.postgres_database import PostgresDatabase
-        from posekit.sessions.postgres_leases import PostgresLeases
-        from posekit.sessions.postgres_store import PostgresStore
+        from posekit.sessions.cluster.postgres_leases import PostgresLeases
+        from posekit.sessions.store.postgres_database import PostgresDatabase
+        from posekit.sessions.store.postgres_store import PostgresStore
 
         database = PostgresDatabase(str(settings.db), settings.db_schema)
         leases = PostgresLeases(database, replica_id_of(settings), settings.lease_ttl_s)

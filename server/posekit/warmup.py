@@ -7,7 +7,7 @@ kind (frame, relative frame, look-at, axis-align, CoM, posture; collision avoida
 its broadphase), a session's whole step (``Plan.advance``), the compiled error norms of
 its tasks, and every task's error and
 Jacobian on their own, on the built-in arm, so that a process that calls it first — the
-Docker build, every solver process before it takes sessions — never pays that cost
+Docker build, the test suite — never pays that cost
 while it serves a session.
 
     python -m posekit.warmup

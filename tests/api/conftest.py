@@ -1,9 +1,4 @@
-"""Fixtures of the API tests: live servers, and a fresh arm session per test.
-
-Every API test runs twice: against a server solving in a thread of its own process
-(``Scheduler``) and against one solving in a solver process (``SolverProcesses``, the
-default of ``posekit up``).
-"""
+"""Fixtures of the API tests: a live server, and a fresh arm session per test."""
 
 from __future__ import annotations
 
@@ -11,21 +6,14 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from posekit.sessions import Scheduler, SessionManager
-from posekit.sessions.loops.solver_processes import SolverProcesses
+from posekit.sessions import SessionManager
 from support.models import offline_registry
 from support.servers import LiveServer
 
-SOLVE_LOOPS = {
-    "thread": lambda registry: Scheduler(),
-    "process": lambda registry: SolverProcesses(registry=registry),
-}
 
-
-@pytest.fixture(scope="session", params=sorted(SOLVE_LOOPS))
-def server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
-    registry = offline_registry()  # the solver process gets the same recipe: no downloads
-    manager = SessionManager(registry, solve_loop=SOLVE_LOOPS[request.param](registry))
+@pytest.fixture(scope="session")
+def server() -> Iterator[LiveServer]:
+    manager = SessionManager(offline_registry())
     live = LiveServer(manager).start()
     yield live
     live.stop()

@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-from posekit.sessions import state_frame
-from posekit.sessions.state import SessionState
+from posekit.sessions.live import state_frame
+from posekit.sessions.live.state import SessionState
 from support.servers import LiveServer
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect

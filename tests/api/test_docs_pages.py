@@ -35,7 +35,7 @@ def test_the_assets_are_served(client: httpx.Client, name: str) -> None:
 
 
 def test_docs_and_their_assets_need_the_token() -> None:
-    server = LiveServer(settings=Settings(token="s3cret", solver_processes=0)).start()
+    server = LiveServer(settings=Settings(token="s3cret")).start()
     try:
         for path in ["/docs", "/redoc", "/docs/assets/swagger-ui-bundle.js", "/openapi.json"]:
             assert httpx.get(server.base_url + path).status_code == 401, path

@@ -1,5 +1,5 @@
 """Uploads from strangers: every hostile upload is refused with a 4xx that says why, and
-leaves the registry and the data directory as they were. Against both solve loops."""
+leaves the registry and the data directory as they were."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from support.robot_files import MJCF_ARM, box_obj, write_urdf_package, zip_folde
 ARM = MJCF_ARM.format(name="evil", reach=0.3, radius=0.03)
 
 
-@pytest.fixture(scope="module", params=["thread", "process"])
-def own(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OwnServer]:
-    server = start_own_server(tmp_path_factory.mktemp(request.param), request.param)
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnServer]:
+    server = start_own_server(tmp_path_factory.mktemp("own"))
     yield server
     stop_own_server(server)
 

@@ -1,4 +1,4 @@
-"""Robots from files over the API, against both solve loops: a folder of MJCF + URDF
+"""Robots from files over the API: a folder of MJCF + URDF
 robots served and solved, live reload of an edited MJCF (sessions, mirrors, viewers),
 uploads and deletes."""
 
@@ -11,7 +11,6 @@ import mujoco
 import numpy as np
 import pytest
 from posekit.robots import RobotRegistry
-from posekit.sessions.loops.solver_processes import SolverProcesses
 from support.own_server import OwnServer, settled, start_own_server, stop_own_server
 from support.robot_files import write_mjcf_arm, write_urdf_package, zip_folder
 from support.streams import next_message, open_stream, recv
@@ -20,11 +19,9 @@ from support.waiting import wait_for
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module", params=["thread", "process"])
-def own(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OwnServer]:
-    server = start_own_server(tmp_path_factory.mktemp(request.param), request.param)
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnServer]:
+    server = start_own_server(tmp_path_factory.mktemp("own"))
     yield server
     stop_own_server(server)
 
@@ -150,9 +147,6 @@ def test_editing_an_mjcf_reloads_live_sessions_mirrors_and_viewers(own: OwnServe
     assert sorted(d["name"] for d in report["dropped_tasks"]) == ["aim", "tool"]
     assert "site 'tool' does not exist" in report["dropped_tasks"][0]["reason"]
     assert own.client.get(f"/api/sessions/{sid}").json()["tasks"] == ["posture"]
-    if isinstance(own.live.manager.solve_loop, SolverProcesses):
-        mirror = own.live.manager.solve_loop.mirror_spec(own.live.manager.get(sid))
-        assert mirror is not None and [t["name"] for t in mirror["tasks"]] == ["posture"]
 
     # Files that do not compile: reported, the session keeps its model and tasks.
     model = own.live.manager.get(sid).model

@@ -326,7 +326,7 @@ def test_the_state_message_schema_has_the_fields_of_a_state() -> None:
     """The fields of a state are defined once (``SessionState``); the documented
     ``StateMessage`` must list exactly them, in order, after ``type``."""
     from posekit.api.protocol import StateMessage
-    from posekit.sessions.state import STATE_FIELDS
+    from posekit.sessions.live.state import STATE_FIELDS
 
     assert tuple(StateMessage.model_fields) == ("type", *STATE_FIELDS)
 

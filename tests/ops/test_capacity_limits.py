@@ -21,7 +21,7 @@ from posekit.sessions.errors import (
     TaskLimitReached,
 )
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.store import MemoryStore
+from posekit.sessions.store.protocol import MemoryStore
 from support.servers import ServerProcess
 from support.waiting import wait_for
 from websockets.sync.client import connect

@@ -1,14 +1,13 @@
 """No side door past the token: with ``POSEKIT_TOKEN`` set, the only listening socket of
-the server and its children that a TCP client can reach is the app's port (which
-refuses without the token); each viewer's viser server listens on a Unix-domain socket
-in a directory only the server's user may enter.
+the server that a client on another machine can reach is the app's port (which refuses
+without the token); each viewer's viser server listens on a loopback port, reached from
+outside only through the app's relay, behind the token.
 
 Reads the sockets of the processes from ``/proc`` (Linux)."""
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import httpx
@@ -53,26 +52,22 @@ def _socket_inodes(pids: set[int]) -> set[str]:
     return inodes
 
 
-def _listening_tcp_ports(inodes: set[str]) -> set[int]:
-    ports = set()
+LOOPBACK = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1 in /proc/net
+
+
+def _listening_tcp(inodes: set[str]) -> set[tuple[str, int]]:
+    """The (address as /proc/net writes it, port) of every listening socket of ``inodes``."""
+    listening = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             fields = line.split()
             if fields[3] == "0A" and fields[9] in inodes:  # state LISTEN
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
+                address, port = fields[1].rsplit(":", 1)
+                listening.add((address, int(port, 16)))
+    return listening
 
 
-def _listening_unix_paths(inodes: set[str]) -> set[str]:
-    paths = set()
-    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
-        fields = line.split()
-        if len(fields) >= 8 and fields[6] in inodes and int(fields[3], 16) & 0x10000:
-            paths.add(fields[7])  # __SO_ACCEPTCON: listening
-    return paths
-
-
-def test_only_the_app_port_listens_and_viewers_are_private() -> None:
+def test_only_the_app_port_listens_beyond_loopback_and_viewers_need_the_token() -> None:
     server = ServerProcess(POSEKIT_TOKEN="s3cret")
     auth = {"Authorization": "Bearer s3cret"}
     try:
@@ -83,13 +78,11 @@ def test_only_the_app_port_listens_and_viewers_are_private() -> None:
         with connect(relay, subprotocols=[f"viser-v{viser.__version__}"], open_timeout=30) as ws:
             assert ws.recv(timeout=30)  # the viewer's viser server is up and answers
             inodes = _socket_inodes(_process_tree(server.process.pid))
-            assert _listening_tcp_ports(inodes) == {server.port}
-            viewer_sockets = _listening_unix_paths(inodes)
-            assert viewer_sockets, "the viewer's viser server listens on a Unix socket"
-            for path in viewer_sockets:
-                directory = os.stat(os.path.dirname(path))
-                assert stat.S_IMODE(directory.st_mode) == 0o700
-                assert directory.st_uid == os.getuid()
+            listening = _listening_tcp(inodes)
+            beyond_loopback = {port for address, port in listening if address not in LOOPBACK}
+            assert beyond_loopback <= {server.port}
+            viewers = {port for _, port in listening} - {server.port}
+            assert viewers, "the viewer's viser server listens on a loopback port"
         assert httpx.get(f"{server.url}/api/sessions").status_code == 401
         assert httpx.get(f"{server.url}/viewer/{sid}").status_code == 401
     finally:

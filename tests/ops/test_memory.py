@@ -1,4 +1,4 @@
-"""Bounded memory: robot models are released in both processes once no session uses them."""
+"""Bounded memory: robot models are released once no session uses them."""
 
 from __future__ import annotations
 
@@ -30,20 +30,8 @@ def resident_mib(pid: int) -> float:
     raise AssertionError(f"no VmRSS for {pid}")
 
 
-def server_and_solver(server: ServerProcess) -> list[int]:
-    """The server's pid and its solver processes' (the serving one and the spare: its
-    children other than the resource tracker, which holds no models)."""
-    pids = [server.process.pid]
-    for children in Path(f"/proc/{server.process.pid}/task").glob("*/children"):
-        for child in children.read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"resource_tracker" not in cmdline:
-                pids.append(int(child))
-    return pids
-
-
 def settled_sizes(pids: list[int]) -> dict[int, float]:
-    """RSS of ``pids`` once it stopped changing (the spare warms up after the others)."""
+    """RSS of ``pids`` once it stopped changing."""
 
     def settled() -> dict[int, float] | None:
         before = {pid: resident_mib(pid) for pid in pids}
@@ -71,12 +59,12 @@ def cycle(client: httpx.Client, robot: str, pids: list[int] | None = None) -> li
 
 
 @needs_menagerie
-def test_sessions_on_eight_robots_leave_both_processes_near_a_fresh_servers_size() -> None:
+def test_sessions_on_eight_robots_leave_the_server_near_a_fresh_servers_size() -> None:
     server = ServerProcess(POSEKIT_MODEL_CACHE_IDLE_S="1")
     try:
         client = httpx.Client(base_url=server.url, timeout=120)
         cycle(client, "arm7")  # a fresh server as `make run` leaves it: one session served
-        pids = wait_for(lambda: len(found := server_and_solver(server)) == 3 and found)
+        pids = [server.process.pid]
         wait_for(lambda: client.get("/api/health").json()["sessions"] == 0, what="no session")
         fresh = settled_sizes(pids)
         live = [cycle(client, robot, pids) for robot in ROBOTS]
@@ -105,15 +93,15 @@ def wait_solved(client: httpx.Client, session_ids: set[str]) -> None:
     wait_for(all_solved, timeout=60, what="a solved state of every session")
 
 
-def test_ended_sessions_give_their_memory_back_in_both_processes() -> None:
-    """300 arm7 sessions created, each solved at least once, and deleted, twice: each
-    process trims its heap after they end (``posekit.memory.note_freed``), instead of
-    keeping what they freed (about 150 MB a round in each process before)."""
+def test_ended_sessions_give_their_memory_back() -> None:
+    """300 arm7 sessions created, each solved at least once, and deleted, twice: the
+    server trims its heap after they end (``posekit.memory.note_freed``), instead of
+    keeping what they freed (about 150 MB a round before)."""
     server = ServerProcess(POSEKIT_MAX_SESSIONS="400")
     try:
         client = httpx.Client(base_url=server.url, timeout=120)
         cycle(client, "arm7")
-        pids = wait_for(lambda: len(found := server_and_solver(server)) == 3 and found)
+        pids = [server.process.pid]
         wait_for(lambda: client.get("/api/health").json()["sessions"] == 0, what="no session")
         fresh = settled_sizes(pids)
         for _ in range(2):

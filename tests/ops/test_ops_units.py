@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from posekit.api.observability import Metrics
 from posekit.api.security import TokenAuth
-from posekit.sessions.sqlite_store import SQLiteStore
+from posekit.sessions.store.sqlite_store import SQLiteStore
 from posekit.settings import Settings, SettingsError
 
 
@@ -30,17 +30,11 @@ def test_settings_from_environment() -> None:
     assert Settings.from_env({}) == Settings()
 
 
-def test_zero_solver_processes_means_solving_in_the_server_process() -> None:
-    assert Settings.from_env({"POSEKIT_SOLVER_PROCESSES": "0"}).solver_processes == 0
-    assert Settings().solver_processes == 1
-
-
 @pytest.mark.parametrize(
     ("variable", "value", "fragment"),
     [
         ("POSEKIT_PORT", "eighty", "integer"),
         ("POSEKIT_MAX_SESSIONS", "0", ">= 1"),
-        ("POSEKIT_SOLVER_PROCESSES", "-1", ">= 0"),
         ("POSEKIT_WS_RATE", "-1", ">= 0"),
         ("POSEKIT_IDLE_UNLOAD_S", "nan", ">= 0"),
     ],

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionSpec
-from posekit.sessions.export_code import LIMIT_CODE, TASK_CODE
-from posekit.sessions.export_script import is_builtin, keyframe_line, python_script
+from posekit.sessions.export.export_code import LIMIT_CODE, TASK_CODE
+from posekit.sessions.export.export_script import is_builtin, keyframe_line, python_script
 from posekit.sessions.kinds import LIMIT_KINDS, TASK_KINDS
 from support.models import REPO_ROOT, needs_menagerie
 

@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from posekit.sessions.cluster.leases import TakenSession
+from posekit.sessions.cluster.postgres_leases import PostgresLeases
 from posekit.sessions.errors import NotOwner, SessionNotFound
-from posekit.sessions.leases import TakenSession
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.postgres_database import PostgresDatabase
-from posekit.sessions.postgres_leases import PostgresLeases
-from posekit.sessions.postgres_store import PostgresStore
+from posekit.sessions.store.postgres_database import PostgresDatabase
+from posekit.sessions.store.postgres_store import PostgresStore
 from support.waiting import wait_for
 
 TTL_S = 1.0
@@ -113,7 +113,7 @@ def test_a_request_during_a_sweep_waits_for_its_takeover_instead_of_taking_it_ag
         found["request"] = request
         return taken
 
-    adopted = b.adopt_swept(sweep_then_request)
+    adopted = b.ownership.adopt_swept(sweep_then_request)  # type: ignore[attr-defined]
     request = found["request"]
     assert isinstance(request, threading.Thread)
     request.join(10.0)

@@ -92,5 +92,3 @@ def test_the_setting_reaches_the_servers_registry() -> None:
 def test_the_tests_servers_never_download(full_app: LiveServer) -> None:
     registry = full_app.manager.registry
     assert registry.download is False
-    solver_registry = getattr(full_app.manager.solve_loop, "registry", registry)
-    assert solver_registry.download is False  # the solver processes' recipe

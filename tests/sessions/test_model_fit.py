@@ -5,9 +5,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from posekit.sessions.model_fit import carry_q, fit_spec
-from posekit.sessions.session import Session
-from posekit.sessions.session_spec import SessionSpec
+from posekit.sessions.live.session import Session
+from posekit.sessions.reload.model_fit import carry_q, fit_spec
+from posekit.sessions.specs.session_spec import SessionSpec
 
 ARM = """<mujoco><compiler angle="radian"/><worldbody><body name="b1"><joint name="a" range="-1 1"/><geom size=".05"/>
 <body name="b2" pos="0 0 .3"><joint name="b" axis="0 1 0" range="-2 2"/><geom size=".05"/>

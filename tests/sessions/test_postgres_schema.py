@@ -7,7 +7,7 @@ import secrets
 
 import psycopg
 import pytest
-from posekit.sessions.postgres_database import MIGRATIONS, PostgresDatabase
+from posekit.sessions.store.postgres_database import MIGRATIONS, PostgresDatabase
 from psycopg import sql
 from support.postgres import server_url
 

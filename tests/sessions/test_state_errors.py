@@ -15,9 +15,9 @@ import pytest
 from posekit.ik.compiled.engine import error_norms, forget_warnings
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionSpec, SessionState
-from posekit.sessions import step as step_module
-from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.step import Plan, solve_step, task_errors
+from posekit.sessions.live import step as step_module
+from posekit.sessions.live.step import Plan, solve_step, task_errors
+from posekit.sessions.specs.solver_settings import SolverSettings
 
 TOLERANCE = 1e-9
 ARM = RobotRegistry().model("arm7")

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from posekit.sessions.postgres_database import PostgresDatabase
-from posekit.sessions.postgres_leases import PostgresLeases
-from posekit.sessions.postgres_store import PostgresStore
-from posekit.sessions.sqlite_store import SQLiteStore
-from posekit.sessions.store import MemoryStore, SessionStore, StoredSession
+from posekit.sessions.cluster.postgres_leases import PostgresLeases
+from posekit.sessions.store.postgres_database import PostgresDatabase
+from posekit.sessions.store.postgres_store import PostgresStore
+from posekit.sessions.store.protocol import MemoryStore, SessionStore, StoredSession
+from posekit.sessions.store.sqlite_store import SQLiteStore
 
 
 class OwningReplica:

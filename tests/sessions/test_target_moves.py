@@ -1,14 +1,10 @@
 """The hot path of dragging: a target given as field values (``Session.move_target``, a
-stream's target) is the target ``set_target`` makes, refused alike; it crosses to the
-solver process as a plain tuple, which a mirror takes as it is (and refuses when it does
-not fit the task)."""
+stream's target) is the target ``set_target`` makes, refused alike."""
 
 from __future__ import annotations
 
 import math
 import operator
-import pickle
-import pickletools
 import random
 from typing import Any
 
@@ -16,14 +12,8 @@ import pytest
 from posekit.ik.exceptions import InvalidTarget, PosekitError
 from posekit.robots import RobotRegistry
 from posekit.sessions import Session, SessionSpec
-from posekit.sessions.changes import MoveTarget, SetTarget
 from posekit.sessions.kinds import Target
-from posekit.sessions.kinds.target import TARGET_MODELS, DirectionTarget, packed_target
 from posekit.sessions.kinds.target_shape import unit
-from posekit.sessions.kinds.trusted import construct
-from posekit.sessions.loops.messages import Diverged, Open, replay_of
-from posekit.sessions.loops.solve_loop import StreamCounters
-from posekit.sessions.loops.solver_worker import MirrorHost
 
 REGISTRY = RobotRegistry(menagerie=False)
 ARM = REGISTRY.model("arm7")
@@ -87,7 +77,7 @@ def snapshot(session: Session) -> tuple[Any, ...]:
 def test_a_moved_target_is_the_target_set_target_makes() -> None:
     setting, moving = arm_session(), arm_session()
     for ref, (task, given) in enumerate(MOVES):
-        returned = setting.set_target(task, construct(Target, **given), ref=ref)
+        returned = setting.set_target(task, Target.model_construct(**given), ref=ref)
         moving.move_target(task, given, ref=ref)
         moved = moving.task(task).target
         assert type(moved) is type(returned) and moved == returned
@@ -116,7 +106,7 @@ def test_a_refused_move_is_refused_as_set_target_refuses_it_and_changes_nothing(
     moving.move_target("look", {"position": [1.0, 0.5, 0.2]}, ref="moved")  # not read yet
     setting.set_target("look", {"position": [1.0, 0.5, 0.2]}, ref="moved")
     with pytest.raises(PosekitError) as expected:
-        setting.set_target(task, construct(Target, **given))
+        setting.set_target(task, Target.model_construct(**given))
     revision = moving.revision
     with pytest.raises(PosekitError) as refused:
         moving.move_target(task, given, ref="refused")
@@ -126,90 +116,6 @@ def test_a_refused_move_is_refused_as_set_target_refuses_it_and_changes_nothing(
     assert snapshot(moving) == snapshot(setting)
     stepped = moving.step()
     assert stepped.q == setting.step().q and stepped.ref == "moved"  # not "refused"
-
-
-def test_a_target_change_crosses_as_a_plain_tuple_naming_no_global() -> None:
-    target = construct(DirectionTarget, direction=[0.0, 0.6, 0.8])
-    model, values = packed_target(target)
-    for change in (SetTarget("axis", target, 3), MoveTarget("axis", model, values, 3)):
-        message = replay_of("sid", 7, change)
-        assert type(message) is tuple
-        assert message == ("sid", 7, "axis", model, values, 3)
-        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
-        assert not [op for op, _, _ in pickletools.genops(data) if "GLOBAL" in op.name]
-        assert pickle.loads(data) == message
-
-
-def test_a_mirror_takes_a_target_move_as_it_is_and_refuses_one_that_does_not_fit() -> None:
-    from multiprocessing import Pipe
-
-    ours, theirs = Pipe(duplex=True)
-    host = MirrorHost(theirs, REGISTRY)
-    session = arm_session("s1")
-    counters = StreamCounters(session.revision, 0, None)
-    host.handle(Open("s1", 1, "arm7", "arm7", session.spec(), counters))
-    mirror = host.sessions["s1"]
-    session.move_target("ee", {"position": [0.4, 0.1, 0.45]}, ref="drag")
-    model, values = packed_target(session.task("ee").target)  # type: ignore[arg-type]
-    host.handle(("s1", session.revision, "ee", model, values, "drag"))
-    assert mirror.spec() == session.spec()
-    assert mirror.revision == session.revision
-    assert mirror.step().ref == "drag"
-    direction = TARGET_MODELS.index(DirectionTarget)
-    host.handle(
-        ("s1", session.revision + 1, "ee", direction, (None, None, [0, 0, 1], None, None), 1)
-    )
-    assert "s1" not in host.sessions  # closed: the server process re-opens it from its spec
-    diverged = pickle.loads(ours.recv_bytes())
-    assert type(diverged) is Diverged and diverged.session_id == "s1"
-    assert "MoveTarget failed" in diverged.reason
-    assert mirror.tasks() == session.tasks()  # nothing of the refused move was taken
-
-
-def test_every_kind_applies_a_target_s_values_as_it_applies_the_target() -> None:
-    """``apply_values`` (how a moved target reaches its engine task) sets what
-    ``apply_target`` of the same canonical target sets."""
-    from posekit.sessions.kinds import task_kind
-    from posekit.sessions.kinds.target import target_of_values
-
-    by_values, by_target = arm_session(), arm_session()
-    for task, given in MOVES:
-        moved = by_values.task(task)
-        shape = task_kind(moved).target_shape
-        assert shape is not None
-        assert moved.target is not None
-        values = shape.complete(packed_target(moved.target)[1], given, ARM, task)
-        kind = task_kind(moved)
-        kind.apply_values(by_values.engine_task(task), values)
-        kind.apply_target(by_target.engine_task(task), target_of_values(shape.model_index, values))
-        assert engine_targets(by_values) == engine_targets(by_target)
-        assert kind.read_target(by_values.engine_task(task)) == kind.read_target(
-            by_target.engine_task(task)
-        )
-
-
-def test_a_target_move_for_a_mirror_whose_model_loads_is_taken_once_it_is_open() -> None:
-    import threading
-    from multiprocessing import Pipe
-
-    from posekit.sessions.loops.messages import Stop
-
-    ours, theirs = Pipe(duplex=True)
-    host = MirrorHost(theirs, RobotRegistry(menagerie=False))  # arm7 not compiled yet
-    serving = threading.Thread(target=host.serve, daemon=True)
-    session = arm_session("s1")
-    ours.send(Open("s1", 1, "arm7", "arm7", session.spec(), StreamCounters(0, 0, None)))
-    session.move_target("ee", {"position": [0.4, 0.1, 0.45]}, ref="drag")
-    model, values = packed_target(session.task("ee").target)  # type: ignore[arg-type]
-    ours.send(("s1", session.revision, "ee", model, values, "drag"))
-    serving.start()
-    assert ours.poll(30.0)  # the first states: the mirror is open
-    ours.send(Stop())
-    serving.join(30.0)
-    mirror = host.sessions["s1"]
-    assert mirror.revision == session.revision
-    assert mirror.tasks() == session.tasks()
-    assert mirror.state.ref == "drag"
 
 
 def test_unit_makes_the_floats_of_the_sum_of_squares_in_order() -> None:

@@ -1,16 +1,16 @@
-"""A stand-in loop session that burns a given CPU time per step (scheduler tests)."""
+"""A stand-in session that burns a given CPU time per step (scheduler tests)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from posekit.sessions.state import SessionState
-from posekit.sessions.subscription import SignalBatch
+from posekit.sessions.live.state import SessionState
+from posekit.sessions.live.subscription import SignalBatch
 
 
 class BusySession:
-    """A loop session whose step burns ``cost`` seconds of CPU and never converges."""
+    """A session whose step burns ``cost`` seconds of CPU (and parks when ``parks``)."""
 
     def __init__(self, name: str, cost: float, rate_hz: float = 60.0) -> None:
         self.id = self.robot = self.entry = name
@@ -18,6 +18,7 @@ class BusySession:
         self.period = 1.0 / rate_hz
         self.revision = 0
         self.cost = cost
+        self.parks = False  # whether each step converges (the session parks)
         self.states: list[SessionState] = []
         self._lock = threading.Lock()
 
@@ -28,7 +29,8 @@ class BusySession:
         while time.thread_time() < end:
             pass
         state = SessionState(
-            len(self.states) + 1, time.time(), [], {}, False, "running", None, 0.0,
+            len(self.states) + 1, time.time(), [], {}, self.parks,
+            "converged" if self.parks else "running", None, 0.0,
             throttled=throttled, rate_hz=rate_hz,
         )  # fmt: skip
         with self._lock:

@@ -1,6 +1,6 @@
 """A live server of robots from files: a robot folder (an MJCF arm with an OBJ mesh, a
 URDF package with a ``package://`` STL), a data directory for uploads with small caps,
-and one registry shared with its solve loop (a thread, or a solver process)."""
+and one registry."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import httpx
 from posekit.robots import RobotRegistry
-from posekit.sessions import Scheduler, SessionManager
-from posekit.sessions.loops.solver_processes import SolverProcesses
+from posekit.sessions import SessionManager
 from posekit.settings import Settings
 
 from support.robot_files import write_mjcf_arm, write_urdf_package
@@ -35,18 +34,17 @@ class OwnServer:
     data: Path  # its data directory
 
 
-def start_own_server(folder: Path, loop: str) -> OwnServer:
-    """Write the robot folder under ``folder`` and serve it (``loop``: thread or process)."""
+def start_own_server(folder: Path) -> OwnServer:
+    """Write the robot folder under ``folder`` and serve it."""
     robots, data = folder / "robots", folder / "data"
     robots.mkdir()
     write_mjcf_arm(robots)
     write_urdf_package(robots)
-    registry = RobotRegistry(menagerie=False)  # one registry: solver processes follow it
-    solve_loop = Scheduler() if loop == "thread" else SolverProcesses(1, registry)
+    registry = RobotRegistry(menagerie=False)
     settings = Settings.from_env(
         {"POSEKIT_ROBOTS_DIR": str(robots), "POSEKIT_DATA_DIR": str(data), **UPLOAD_CAPS}
     )
-    live = LiveServer(SessionManager(registry, solve_loop=solve_loop), settings).start()
+    live = LiveServer(SessionManager(registry), settings).start()
     return OwnServer(live, httpx.Client(base_url=live.base_url, timeout=60.0), robots, data)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from posekit.sessions.state import SessionState
+from posekit.sessions.live.state import SessionState
 
 
 def running_state(seq: int, revision: int = 0) -> SessionState:

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from posekit.sessions.state import SessionState
+from posekit.sessions.live.state import SessionState
 from posekit_viewer.camera_framing import (
     DEFAULT_DIRECTION,
     FILL_HEIGHT,

@@ -16,8 +16,8 @@ import mujoco
 import numpy as np
 import pytest
 from posekit.sessions import SessionManager
-from posekit.sessions.export_script import keyframe_line, python_script
-from posekit.sessions.session import Session
+from posekit.sessions.export.export_script import keyframe_line, python_script
+from posekit.sessions.live.session import Session
 from posekit_viewer.gizmos import gizmo_scale
 from posekit_viewer.scene_renderer import MOCAP_OPACITY, MOCAP_RGB, MOCAP_ROOT
 from posekit_viewer.session_viewer import SessionViewer

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from posekit.sessions.session_spec import SessionSpec
+from posekit.sessions.specs.session_spec import SessionSpec
 from posekit_viewer.panel_support import Follower
 from posekit_viewer.session_viewer import SessionViewer
 from support.viewers import FakeClient, browser_clicks, browser_sets, settled

@@ -172,13 +172,12 @@ def test_scene_and_gizmos_change_in_one_atomic_update_only_when_needed(
 def test_the_viewer_stops_with_its_session(manager: SessionManager) -> None:
     session = manager.create({"robot": "arm7"})
     live = SessionViewer(session, "http://test/viewer/x")
-    path = live.socket_path
-    with socket.socket(socket.AF_UNIX) as probe:
-        probe.connect(path)  # listening while the session lives
+    port = live.server.get_port()
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()  # listening meanwhile
     manager.delete(session.id)
     wait_for(lambda: live.stopped, what="viewer stopped")
-    with pytest.raises(OSError), socket.socket(socket.AF_UNIX) as probe:
-        probe.connect(path)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
     live.stop()  # idempotent
 
 

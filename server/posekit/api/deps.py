@@ -9,8 +9,8 @@ from fastapi import Depends, Request, WebSocket
 
 from posekit.robots.errors import RobotConflict
 from posekit.robots.uploads import RobotUploads
+from posekit.sessions.live.session import Session
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.session import Session
 
 
 def manager_of(connection: Request | WebSocket) -> SessionManager:

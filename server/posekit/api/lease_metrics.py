@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from posekit.sessions.leases import Leases
+from posekit.sessions.cluster.leases import Leases
 
 
 class LeaseCollector(Collector):

@@ -27,12 +27,12 @@ from prometheus_client import (
     Counter,
     Gauge,
     GCCollector,
+    Histogram,
     disable_created_metrics,
     generate_latest,
 )
 
 from posekit.api.security import ASGIApp, Message, Receive, Scope, Send
-from posekit.api.step_histogram import StepHistogram
 
 logger = logging.getLogger("posekit.access")
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -170,11 +170,11 @@ class Metrics:
             "IK solve steps per second, last 5 s.",
             registry=self.registry,
         ).set_function(self.step_rate.rate)
-        self._solve_time = StepHistogram(  # one bisect a step, not a lock and calls
+        self._solve_time = Histogram(
             "posekit_solve_time_us",
             "Duration of a solve step [µs].",
-            SOLVE_BUCKETS_US,
-            self.registry,
+            buckets=SOLVE_BUCKETS_US,
+            registry=self.registry,
         )
         self._requests = Counter(
             "posekit_http_requests", "HTTP responses sent.", registry=self.registry
@@ -206,7 +206,8 @@ class Metrics:
         if not solve_us:
             return
         self._steps.inc(len(solve_us))
-        self._solve_time.observe_all(solve_us)
+        for duration in solve_us:
+            self._solve_time.observe(duration)
         self.step_rate.tick(events=len(solve_us))
 
     def count_ws_refusal(self, code: str) -> None:

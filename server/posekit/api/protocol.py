@@ -1,10 +1,10 @@
 """The wire protocol: every REST payload as a model, and the state message.
 
 Task, limit and session specs are the sessions layer's models
-(:mod:`posekit.sessions.kinds`, :class:`~posekit.sessions.session_spec.SessionSpec`);
+(:mod:`posekit.sessions.kinds`, :class:`~posekit.sessions.specs.session_spec.SessionSpec`);
 everything else the API sends or receives is defined here. Sessions return objects
-(:class:`~posekit.sessions.state.SessionState`, :class:`~posekit.sessions.info.SessionInfo`,
-:class:`~posekit.sessions.tasks_snapshot.TasksSnapshot`); the functions at the end turn
+(:class:`~posekit.sessions.live.state.SessionState`, :class:`~posekit.sessions.live.info.SessionInfo`,
+:class:`~posekit.sessions.live.tasks_snapshot.TasksSnapshot`); the functions at the end turn
 them into these models and JSON. A state's JSON is encoded once where it is solved
 (:meth:`SessionState.json`), with the fields :class:`StateMessage` documents.
 
@@ -21,11 +21,11 @@ from fastapi import UploadFile
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from posekit.sessions.info import SessionInfo
-from posekit.sessions.reload_report import ReloadReport
-from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import SessionState
-from posekit.sessions.types import (
+from posekit.sessions.live.info import SessionInfo
+from posekit.sessions.live.state import SessionState
+from posekit.sessions.reload.reload_report import ReloadReport
+from posekit.sessions.specs.solver_settings import SolverSettings
+from posekit.sessions.specs.types import (
     LeaveOut,
     MujocoName,
     Name,

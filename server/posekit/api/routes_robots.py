@@ -11,7 +11,7 @@ from posekit.api.deps import ManagerDep, UploadsDep
 from posekit.api.errors import ERROR_RESPONSES
 from posekit.api.protocol import DatabaseHealth, Health, RobotUpload
 from posekit.robots import RobotDescription, RobotRegistry, RobotSummary, describe_model
-from posekit.sessions.solver_settings import available_solvers
+from posekit.sessions.specs.solver_settings import available_solvers
 
 router = APIRouter(prefix="/api", responses={k: ERROR_RESPONSES[k] for k in (404, 422, 503)})
 

@@ -17,11 +17,11 @@ from posekit.api.protocol import (
     state_of,
     summary_of,
 )
-from posekit.sessions.export_script import keyframe_line, python_script
-from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CreateSession, SessionSpec
-from posekit.sessions.solver_settings import SolverPatch, SolverSettings
-from posekit.sessions.types import NAME_PATTERN
+from posekit.sessions.export.export_script import keyframe_line, python_script
+from posekit.sessions.live.session import Session
+from posekit.sessions.specs.session_spec import CreateSession, SessionSpec
+from posekit.sessions.specs.solver_settings import SolverPatch, SolverSettings
+from posekit.sessions.specs.types import NAME_PATTERN
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 

@@ -1,7 +1,7 @@
 """The websocket's messages (``WS /api/sessions/{id}/stream``, :mod:`posekit.api.routes_stream`).
 
 Server → client: ``hello``, ``state`` (:class:`~posekit.api.protocol.StateMessage`),
-``tasks``, ``reload`` (:class:`~posekit.sessions.reload_report.ReloadReport`),
+``tasks``, ``reload`` (:class:`~posekit.sessions.reload.reload_report.ReloadReport`),
 ``error``, ``pong``; client → server: ``target``, ``ping``.
 """
 
@@ -12,12 +12,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from posekit.api.protocol import PROTOCOL, Ref, SessionSummary, StateMessage, state_of, summary_of
-from posekit.sessions.info import SessionInfo
 from posekit.sessions.kinds import LimitSpec, TaskSpec
-from posekit.sessions.solver_settings import SolverSettings
-from posekit.sessions.state import SessionState
-from posekit.sessions.tasks_snapshot import TasksSnapshot
-from posekit.sessions.types import MujocoName, Name, Quaternion, Vec3, Vector
+from posekit.sessions.live.info import SessionInfo
+from posekit.sessions.live.state import SessionState
+from posekit.sessions.live.tasks_snapshot import TasksSnapshot
+from posekit.sessions.specs.solver_settings import SolverSettings
+from posekit.sessions.specs.types import MujocoName, Name, Quaternion, Vec3, Vector
 
 
 class TasksMessage(BaseModel):

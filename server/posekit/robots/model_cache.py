@@ -125,8 +125,8 @@ class ModelCache:
 
     def expire(self) -> None:
         """Release recent models older than ``idle_s``, and give freed memory back to
-        the operating system. Call it now and then (the manager and each solver process
-        do, about once a second)."""
+        the operating system. Call it now and then (the manager's housekeeping does, about
+        once a second)."""
         cutoff = self._clock() - self.limits.idle_s
         with self._lock:
             while self._recent and next(iter(self._recent.values())).requested <= cutoff:

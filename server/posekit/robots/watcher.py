@@ -8,7 +8,7 @@ of writes is one reload. Then
 
 - a new model file in a robot folder becomes a robot (:meth:`RobotRegistry.add_folder`);
 - every local robot one of whose files changed is handed, by name, to ``on_change``
-  (the live reload, :class:`posekit.sessions.reload.ModelReloader`).
+  (the live reload, :class:`posekit.sessions.reload.model_reloader.ModelReloader`).
 
 Uploaded robots are never watched (their files do not change). Which folders are
 watched is looked at again after every batch and every ``RESCAN_MS``: a robot compiled

@@ -18,14 +18,14 @@ from posekit.sessions.kinds import (
     TaskPatch,
     TaskSpec,
 )
-from posekit.sessions.loops.scheduler import Scheduler
+from posekit.sessions.live.session import Session
+from posekit.sessions.live.state import SessionState
+from posekit.sessions.live.subscription import Subscription, Update
 from posekit.sessions.manager import SessionManager
-from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CreateSession, SessionSpec
-from posekit.sessions.solver_settings import SolverPatch, SolverSettings, available_solvers
-from posekit.sessions.state import SessionState
-from posekit.sessions.store import MemoryStore, NullStore, SessionStore
-from posekit.sessions.subscription import Subscription, Update
+from posekit.sessions.solving.solver import Solver
+from posekit.sessions.specs.session_spec import CreateSession, SessionSpec
+from posekit.sessions.specs.solver_settings import SolverPatch, SolverSettings, available_solvers
+from posekit.sessions.store.protocol import MemoryStore, NullStore, SessionStore
 
 __all__ = [
     "LIMIT_TYPES",
@@ -39,7 +39,6 @@ __all__ = [
     "NameConflict",
     "NotFound",
     "NullStore",
-    "Scheduler",
     "Session",
     "SessionLimitReached",
     "SessionManager",
@@ -47,6 +46,7 @@ __all__ = [
     "SessionSpec",
     "SessionState",
     "SessionStore",
+    "Solver",
     "SolverPatch",
     "SolverSettings",
     "Subscription",

@@ -1,4 +1,4 @@
-"""The session manager: creates, finds and deletes sessions; owns the solve loop.
+"""The session manager: creates, finds and deletes sessions; owns the solver.
 
 New sessions start from a robot (its default keyframe, its default preset tasks and
 the joint-range limit) or from a full portable spec. The manager also unloads idle
@@ -6,40 +6,58 @@ sessions: a session nobody watches and nobody used for ``idle_unload_s`` seconds
 closed and kept as its portable spec (in memory, and in the store when there is one);
 the next request for it revives it under the same id, in the same state.
 
-Persistence (:mod:`posekit.sessions.persistence`, ordered saves and final deletes): a
-session is stored when it is created, a change made through :meth:`SessionManager.edit`
-is stored before ``edit`` returns (the API acknowledges a REST change only then), other
-changes (websocket targets, viewer drags, solved q) are stored within
-``flush_interval`` seconds, a delete is final, and a clean shutdown stores every live
-session.
+Persistence (:mod:`posekit.sessions.store.persistence`, ordered saves and final
+deletes): a session is stored when it is created, a change made through
+:meth:`SessionManager.edit` is stored before ``edit`` returns (the API acknowledges a
+REST change only then), other changes (websocket targets, viewer drags, solved q) are
+stored within ``flush_interval`` seconds, a delete is final, and a clean shutdown stores
+every live session.
 
-In a cluster it solves only the sessions whose lease it holds
-(:mod:`posekit.sessions.ownership`); without one, no lease logic runs at all. The
-sessions, live and unloaded, and what they share (caps, saves, listeners, the lease
-keeper and the housekeeping thread) are its core, :mod:`posekit.sessions.manager_core`.
+Which sessions this replica may solve is its ownership strategy's
+(:mod:`posekit.sessions.cluster.ownership`): all of them on one machine, those whose
+lease it holds in a cluster.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from posekit.sessions.errors import InvalidRequest, SessionNotFound
-from posekit.sessions.info import SessionInfo
-from posekit.sessions.initial_spec import initial_spec
-from posekit.sessions.ownership import ClusterOwnership
-from posekit.sessions.session import Session
-from posekit.sessions.session_spec import CREATE_SESSION, CreateSession, NewSession, RestoreSession
+from posekit.robots import RobotRegistry
+from posekit.sessions.cluster.lease_keeper import LeaseKeeper
+from posekit.sessions.cluster.leases import Leases, LocalLeases
+from posekit.sessions.cluster.ownership import ClusterOwnership, LocalOwnership, Ownership
+from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
+from posekit.sessions.housekeeping import Housekeeper
+from posekit.sessions.live.info import SessionInfo
+from posekit.sessions.live.session import Session
+from posekit.sessions.solving.solver import Solver
+from posekit.sessions.specs.caps import StackCaps
+from posekit.sessions.specs.initial_spec import initial_spec
+from posekit.sessions.specs.session_spec import (
+    CREATE_SESSION,
+    CreateSession,
+    NewSession,
+    RestoreSession,
+)
+from posekit.sessions.store.persistence import Persistence
+from posekit.sessions.store.protocol import NullStore, SessionStore
 from posekit.sessions.unloaded import UNAVAILABLE, UNLOADED, UnloadedSession
+from posekit.settings import Settings
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
+ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
 
-class SessionManager(ClusterOwnership):
+
+class SessionManager:
     """All live sessions of a server.
 
     Args:
@@ -48,8 +66,7 @@ class SessionManager(ClusterOwnership):
         max_sessions: Live sessions at most; creating or reviving more is refused
             (:class:`SessionLimitReached`).
         max_stored_sessions: Sessions at most, live and unloaded together; creating
-            more is refused (:class:`SessionLimitReached`; nothing is ever dropped to
-            make room). None: no limit.
+            more is refused (nothing is ever dropped to make room). None: no limit.
         max_tasks: Tasks per session at most (:class:`TaskLimitReached` beyond); None
             for no limit. ``max_limits`` and ``max_collision_pairs`` likewise for limits
             and the geom pairs of collision avoidance (409 beyond).
@@ -57,36 +74,77 @@ class SessionManager(ClusterOwnership):
             many seconds (0: never).
         flush_interval: Seconds between two saves of a changed session (and between
             two checks for idle sessions; :mod:`~posekit.sessions.housekeeping`).
-        solve_loop: What steps the sessions: a :class:`Scheduler` thread in this process
-            by default, or :class:`~posekit.sessions.loops.solver_processes.SolverProcesses`.
+        solver: What steps the sessions; a new :class:`Solver` by default.
         leases: Which sessions this replica may solve (:class:`LocalLeases`, all of
             them, by default); in a cluster the caps above count this replica's sessions.
 
     Use :meth:`start` / :meth:`shutdown`, or ``with SessionManager() as manager:``.
     """
 
+    def __init__(
+        self,
+        registry: RobotRegistry | None = None,
+        store: SessionStore | None = None,
+        *,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_stored_sessions: int | None = None,
+        max_tasks: int | None = None,
+        max_limits: int | None = None,
+        max_collision_pairs: int | None = None,
+        idle_unload_s: float = 0.0,
+        flush_interval: float = 0.5,
+        solver: Solver | None = None,
+        leases: Leases | None = None,
+    ) -> None:
+        self.registry = registry if registry is not None else RobotRegistry()
+        self.store: SessionStore = store if store is not None else NullStore()
+        self.max_sessions = max_sessions
+        self.max_stored_sessions = max_stored_sessions
+        self.caps = StackCaps(max_tasks, max_limits, max_collision_pairs)
+        self.idle_unload_s = idle_unload_s
+        self.solver = solver if solver is not None else Solver()
+        self.leases: Leases = leases if leases is not None else LocalLeases()
+        self._sessions: dict[str, Session] = {}
+        self._unloaded: dict[str, UnloadedSession] = {}
+        self._close_listeners: list[Callable[[str], None]] = []
+        self._lock = threading.Lock()
+        self._revive_lock = threading.Lock()
+        self._persistence = Persistence(self.store)
+        self._housekeeper = Housekeeper(self, flush_interval)
+        self._started = False
+        self.ownership: Ownership = LocalOwnership()
+        self.keeper: LeaseKeeper | None = None
+        """Renews the leases and takes over expired ones (in a cluster, once started)."""
+        if self.leases.clustered:
+            cluster = ClusterOwnership(self.leases, self, self._persistence, self._revive_lock)
+            self.ownership, self.keeper = (
+                cluster,
+                LeaseKeeper(self.leases, cluster, self.leases.ttl_s),
+            )
+
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
-        """Start the solve loop and restore the sessions of the store (idempotent)."""
+        """Start the solver and restore the sessions of the store (idempotent)."""
         if self._started:
             return
         self._started = True
-        self.solve_loop.start()
+        self.solver.start()
         self.leases.start()
-        if self.leases.clustered:  # the sweep takes the sessions no replica solves
+        if self.keeper is not None:  # its sweep takes the sessions no replica solves
             self.keeper.start()
         else:
             for stored in self._persistence.load():
-                self._restore(stored.session_id, stored.spec)
+                self._restore_stored(stored.session_id, stored.spec)
         self._housekeeper.start()
 
     def shutdown(self) -> None:
-        """Store every live session, end every subscription and stop the solve loop.
+        """Store every live session, end every subscription and stop the solver.
 
         Sessions stay in the store: a restart restores them.
         """
         self._started = False
-        self.keeper.stop()
+        if self.keeper is not None:
+            self.keeper.stop()
         self._housekeeper.stop()
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
@@ -95,7 +153,7 @@ class SessionManager(ClusterOwnership):
             self.save_now(session)
         self.leases.release_all()
         self.leases.close()
-        self.solve_loop.stop()
+        self.solver.stop()
 
     def __enter__(self) -> SessionManager:
         self.start()
@@ -131,29 +189,22 @@ class SessionManager(ClusterOwnership):
             request = CREATE_SESSION.validate_python(request)
         spec, model, entry = initial_spec(self.registry, request)
         with self._lock:
-            self._check_capacity()
-            if session_id is None:
-                self._check_stored_capacity()
+            self._check_capacity(new=session_id is None)
         new, session_id = session_id is None, session_id or self._new_id()
+        on_change = self._mark_dirty if self._persistence.enabled else None
         session = Session(
-            session_id,
-            spec,
-            model,
-            entry,
-            scheduler=self.solve_loop,
-            on_change=self._mark_dirty if self._persistence.enabled else None,
-            caps=self.caps,
+            session_id, spec, model, entry, solver=self.solver, on_change=on_change, caps=self.caps
         )
         with self._lock:
-            self._check_capacity()
+            self._check_capacity(new=False)
             if session_id in self._sessions or (session_id in self._unloaded and not reviving):
                 raise InvalidRequest(f"session id {session_id!r} is taken")
             self._sessions[session_id] = session
             self._unloaded.pop(session_id, None)
         if new:
-            self._lease_new(session)
-        self._confirm_stored(session, self.save_now(session))
-        self.solve_loop.attach(session)
+            self.ownership.created(session)
+        self.ownership.confirm_stored(session, self.save_now(session))
+        self.solver.attach(session)
         return session
 
     def get(self, session_id: str) -> Session:
@@ -162,15 +213,12 @@ class SessionManager(ClusterOwnership):
         Counts as a use of the session. Reviving may compile the robot model: call from
         a worker thread, not from an event loop.
         """
+        session = self.live(session_id)
+        if session is not None:
+            return session
         with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
-                session.touch()
-                return session
             unloaded = session_id in self._unloaded
-        if not unloaded and self.leases.clustered:
-            return self._take_over(session_id)
-        return self._revive(session_id)
+        return self._revive(session_id) if unloaded else self.ownership.take_over(session_id)
 
     @contextmanager
     def edit(self, session_id: str) -> Iterator[Session]:
@@ -181,22 +229,76 @@ class SessionManager(ClusterOwnership):
         """
         session = self.get(session_id)
         yield session
-        self._confirm_stored(session, self.save_now(session))
+        self.ownership.confirm_stored(session, self.save_now(session))
 
     def delete(self, session_id: str) -> None:
-        """Stop and forget a session (its watchers are told, and the store forgets it)."""
-        with self._exclusive_in_cluster():
+        """Stop and forget a session (its watchers are told, and the store forgets it).
+        A takeover of the same session (which would restore it) never overlaps."""
+        with self._revive_lock:
             with self._lock:
                 session = self._sessions.pop(session_id, None)
                 unloaded = self._unloaded.pop(session_id, None)
             if session is None and unloaded is None:
-                self._take_to_delete(session_id)
+                self.ownership.take_to_delete(session_id)
             if session is not None:
                 session.close("session deleted")
             try:
                 self._persistence.delete(session_id)
             finally:
                 self._notify_closed(session_id)
+
+    def sessions(self) -> list[Session]:
+        """Live sessions, oldest first."""
+        return sorted(self._sessions.values(), key=lambda s: s.created)
+
+    def unloaded(self) -> list[UnloadedSession]:
+        """Sessions unloaded after being idle, oldest first (revived by :meth:`get`)."""
+        with self._lock:
+            return sorted(self._unloaded.values(), key=lambda u: u.summary.created)
+
+    def listing(self) -> list[SessionInfo]:
+        """Every session, oldest first: live and unloaded ones here; in a cluster, also
+        those of the other replicas (from the store, with their owner)."""
+        local = [s.summary() for s in self.sessions()] + [u.summary for u in self.unloaded()]
+        return self.ownership.listing(local)
+
+    def count(self) -> int:
+        """Number of live sessions (the manager defines no ``__len__``: an empty manager
+        must stay truthy in ``manager or SessionManager()``)."""
+        return len(self._sessions)
+
+    def on_session_closed(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` after a session is deleted or unloaded."""
+        self._close_listeners.append(listener)
+
+    # --------------------------------------------- what the ownership asks of it
+    def live(self, session_id: str) -> Session | None:
+        """The live session of this id (its use recorded), if any."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is not None:
+            session.touch()
+        return session
+
+    def room(self) -> int:
+        """How many more live sessions this replica may solve."""
+        return max(0, self.max_sessions - len(self._sessions))
+
+    def restore(self, session_id: str, spec: dict[str, Any], created: float) -> Session:
+        """Make a live session of a stored spec under its id (created at ``created``)."""
+        session = self._create({"spec": spec}, session_id, reviving=True)
+        session.created = created
+        return session
+
+    def discard(self, session_id: str, reason: str) -> bool:
+        """Close the live session of this id without saving it; whether there was one."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.close(reason)
+        self._notify_closed(session_id)
+        return True
 
     # ------------------------------------------------------- idle sessions
     def unload_idle(self) -> list[str]:
@@ -209,21 +311,17 @@ class SessionManager(ClusterOwnership):
         """
         if self.idle_unload_s <= 0:
             return []
-        with self._revive_lock:  # a revival waits for the spec to be stored
-            return self._unload_idle(time.monotonic() - self.idle_unload_s)
-
-    def _unload_idle(self, cutoff: float) -> list[str]:
+        cutoff = time.monotonic() - self.idle_unload_s
         kept: list[tuple[str, dict[str, Any]]] = []
-        with self._lock:
+        with self._revive_lock, self._lock:  # a revival waits for the spec to be stored
             for session in list(self._sessions.values()):
                 if session.watchers or session.last_used > cutoff:
                     continue
                 session.close("session unloaded after being idle; open it again to revive it")
                 spec = session.spec().model_dump(mode="json")
                 if not self.leases.clustered:
-                    self._unloaded[session.id] = UnloadedSession(
-                        spec, replace(session.summary(), status=UNLOADED, watchers=0)
-                    )
+                    summary = replace(session.summary(), status=UNLOADED, watchers=0)
+                    self._unloaded[session.id] = UnloadedSession(spec, summary)
                 del self._sessions[session.id]
                 kept.append((session.id, spec))
         for session_id, spec in kept:
@@ -237,20 +335,18 @@ class SessionManager(ClusterOwnership):
         """Recreate an unloaded session from its spec; it stays listed as unloaded (and
         concurrent requests wait here) until the new session is registered."""
         with self._revive_lock:
+            session = self.live(session_id)
+            if session is not None:
+                return session
             with self._lock:
-                session = self._sessions.get(session_id)
-                if session is not None:
-                    session.touch()
-                    return session
                 unloaded = self._unloaded.get(session_id)
             if unloaded is None:
                 raise SessionNotFound(session_id)
-            session = self._create({"spec": unloaded.spec}, session_id, reviving=True)
-            session.created = unloaded.summary.created
+            session = self.restore(session_id, unloaded.spec, unloaded.summary.created)
             logger.info("revived session %s", session_id)
             return session
 
-    def _restore(self, session_id: str, spec: dict[str, Any]) -> None:
+    def _restore_stored(self, session_id: str, spec: dict[str, Any]) -> None:
         """Restore a stored session; one that cannot be restored now (its robot is
         unavailable, its spec no longer fits the model) is kept, listed as
         ``unavailable`` with the reason, and tried again later and on every request."""
@@ -270,3 +366,50 @@ class SessionManager(ClusterOwnership):
                     self._revive(unloaded.summary.id)
                 except Exception as exc:
                     logger.info("session %s still unavailable: %s", unloaded.summary.id, exc)
+
+    # ----------------------------------------------------------- persistence
+    def save_now(self, session: Session) -> bool:
+        """Store the session as it is now (in order with every other save of it); True
+        when stored."""
+        return self._persistence.save(session.id, lambda: session.spec().model_dump(mode="json"))
+
+    def flush(self) -> None:
+        """Store every live session changed since the last flush."""
+
+        def snapshot(session_id: str) -> Callable[[], dict[str, Any]] | None:
+            session = self._sessions.get(session_id)
+            return None if session is None else lambda: session.spec().model_dump(mode="json")
+
+        self._persistence.flush(snapshot)
+
+    def _mark_dirty(self, session: Session) -> None:
+        self._persistence.mark_dirty(session.id)
+
+    # ---------------------------------------------------------------- helpers
+    def _check_capacity(self, new: bool) -> None:
+        """:class:`SessionLimitReached` when no live session (``new``: and no stored
+        one) may be added (lock held)."""
+        if len(self._sessions) >= self.max_sessions:
+            raise SessionLimitReached(
+                f"this server already runs {len(self._sessions)} sessions (the maximum is "
+                f"{self.max_sessions}); delete one first"
+            )
+        stored = len(self._sessions) + len(self._unloaded)
+        if new and self.max_stored_sessions is not None and stored >= self.max_stored_sessions:
+            raise SessionLimitReached(
+                f"this server keeps {stored} sessions, {len(self._unloaded)} of them "
+                f"unloaded (the maximum is {self.max_stored_sessions}); delete one first"
+            )
+
+    def _new_id(self) -> str:
+        while True:
+            session_id = secrets.token_urlsafe(ID_BYTES)
+            if session_id not in self._sessions and session_id not in self._unloaded:
+                return session_id
+
+    def _notify_closed(self, session_id: str) -> None:
+        for listener in self._close_listeners:
+            try:
+                listener(session_id)
+            except Exception:
+                logger.exception("session-closed listener failed for %s", session_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from posekit.sessions.info import SessionInfo
+from posekit.sessions.live.info import SessionInfo
 
 UNLOADED = "unloaded"
 UNAVAILABLE = "unavailable"

@@ -16,7 +16,7 @@ from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
 from posekit.sessions.kinds.target import AnyTarget, DirectionTarget, Target, vector
 from posekit.sessions.kinds.target_shape import DirectionShape
-from posekit.sessions.types import FrameType
+from posekit.sessions.specs.types import FrameType
 
 
 class AxisAlignTaskSpec(TaskSpecBase):

@@ -24,7 +24,7 @@ from posekit.robots.presets import task_name
 from posekit.sessions.kinds.patch import limit_patch_model, task_patch_model
 from posekit.sessions.kinds.target import AnyTarget, CanonicalFields, Target
 from posekit.sessions.kinds.target_shape import TargetShape, TargetValues
-from posekit.sessions.types import FrameType, Name, Role
+from posekit.sessions.specs.types import FrameType, Name, Role
 
 
 class Params(BaseModel):
@@ -96,7 +96,7 @@ class TaskKind(ABC, Generic[S, T]):
 
     def apply_values(self, task: T, values: TargetValues) -> None:
         """:meth:`apply_target` of a canonical target given as its values in
-        ``TARGET_FIELDS`` order (a moved target, :mod:`~posekit.sessions.stack`); a kind
+        ``TARGET_FIELDS`` order (a moved target, :mod:`~posekit.sessions.live.stack`); a kind
         may set them without building anything on the way."""
         self.apply_target(task, tuple.__new__(CanonicalFields, values))
 

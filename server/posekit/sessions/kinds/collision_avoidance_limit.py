@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 from posekit.ik.limits import CollisionAvoidanceLimit, Limit
 from posekit.ik.limits.geom_pairs import expand_geom_pairs
 from posekit.sessions.kinds.base import LimitKind, LimitSpecBase, Params
-from posekit.sessions.types import FiniteFloat, MujocoName
+from posekit.sessions.specs.types import FiniteFloat, MujocoName
 
 GeomSide = Annotated[list[MujocoName], Field(min_length=1)]
 

@@ -14,7 +14,7 @@ from posekit.ik.tasks import ComTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.target import AnyTarget, PointTarget, Target, vector
 from posekit.sessions.kinds.target_shape import PointShape
-from posekit.sessions.types import Cost3, Gain, LmDamping
+from posekit.sessions.specs.types import Cost3, Gain, LmDamping
 
 
 class ComParams(Params):

@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 
 from posekit.ik.limits import ConfigurationLimit, Limit
 from posekit.sessions.kinds.base import LimitKind, LimitSpecBase, Params
-from posekit.sessions.types import NonNegativeFloat
+from posekit.sessions.specs.types import NonNegativeFloat
 
 
 class ConfigurationLimitParams(Params):

@@ -13,7 +13,7 @@ from pydantic.json_schema import SkipJsonSchema
 from posekit.ik.tasks import DofFreezingTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import joint_dofs
-from posekit.sessions.types import Gain, MujocoName, Role
+from posekit.sessions.specs.types import Gain, MujocoName, Role
 
 
 class DofFreezingParams(Params):

@@ -13,7 +13,7 @@ from pydantic.json_schema import SkipJsonSchema
 from posekit.ik.tasks import EqualityConstraintTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import equality_refs
-from posekit.sessions.types import Gain, LmDamping, MujocoName, NonNegativeFloat
+from posekit.sessions.specs.types import Gain, LmDamping, MujocoName, NonNegativeFloat
 
 
 class EqualityParams(Params):

@@ -17,7 +17,7 @@ from posekit.robots.presets import task_name
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.kinds.target_shape import PoseShape, TargetValues
-from posekit.sessions.types import Cost3, FrameType, Gain, LmDamping, MujocoName
+from posekit.sessions.specs.types import Cost3, FrameType, Gain, LmDamping, MujocoName
 
 
 class FrameParams(Params):

@@ -14,7 +14,7 @@ from posekit.ik.limits import FreeJointVelocityLimit, Limit
 from posekit.sessions.kinds.base import LimitKind, LimitSpecBase, Params
 from posekit.sessions.kinds.resolve import joint_id
 from posekit.sessions.kinds.velocity_limit import PositiveOr3
-from posekit.sessions.types import MujocoName
+from posekit.sessions.specs.types import MujocoName
 
 
 class FreeJointVelocityLimitParams(Params):

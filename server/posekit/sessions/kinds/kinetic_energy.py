@@ -12,7 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.tasks import KineticEnergyRegularizationTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.types import NonNegativeFloat
+from posekit.sessions.specs.types import NonNegativeFloat
 
 
 class KineticEnergyParams(Params):

@@ -14,7 +14,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, create_model
 
 from posekit.sessions.kinds.target import Target
-from posekit.sessions.types import Cost3, Gain, LmDamping, MujocoName, NonNegativeFloat, Role, Vec3
+from posekit.sessions.specs.types import (
+    Cost3,
+    Gain,
+    LmDamping,
+    MujocoName,
+    NonNegativeFloat,
+    Role,
+    Vec3,
+)
 
 
 class TaskPatch(BaseModel):

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from posekit.sessions.kinds.base import Params
-from posekit.sessions.types import FrameType, Gain, LmDamping, MujocoName, NonNegativeFloat, Vec3
+from posekit.sessions.specs.types import (
+    FrameType,
+    Gain,
+    LmDamping,
+    MujocoName,
+    NonNegativeFloat,
+    Vec3,
+)
 
 
 class PointingParams(Params):

@@ -15,7 +15,7 @@ from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import per_dof_cost
 from posekit.sessions.kinds.target import AnyTarget, PostureTarget, Target, vector
 from posekit.sessions.kinds.target_shape import PostureShape
-from posekit.sessions.types import Gain, LmDamping, MujocoName, NonNegativeFloat
+from posekit.sessions.specs.types import Gain, LmDamping, MujocoName, NonNegativeFloat
 
 PerJointCost = NonNegativeFloat | dict[MujocoName, NonNegativeFloat]
 """A scalar for every joint, or ``{joint: cost}`` (other joints get 0)."""

@@ -15,7 +15,7 @@ from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.frame import FrameParams
 from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.kinds.target_shape import PoseShape
-from posekit.sessions.types import FrameType, MujocoName
+from posekit.sessions.specs.types import FrameType, MujocoName
 
 
 class RelativeFrameParams(FrameParams):

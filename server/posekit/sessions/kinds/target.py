@@ -31,8 +31,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from posekit.ik.exceptions import TargetNotSet
 from posekit.ik.lie import SE3
-from posekit.sessions.kinds.trusted import construct
-from posekit.sessions.types import (
+from posekit.sessions.specs.types import (
     LeaveOut,
     MujocoName,
     Quaternion,
@@ -87,11 +86,6 @@ class Target(LeaveOut):
         """Names of the fields that are set."""
         return [k for k in TARGET_FIELDS if getattr(self, k) is not None]
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle as the field values (targets cross the pipe to the solver process
-        thousands of times a second; pydantic's pickling carries its whole state)."""
-        return target_of_values, packed_target(self)
-
 
 TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 """The fields of a :class:`Target`, in order."""
@@ -103,7 +97,7 @@ field_values = operator.attrgetter(*TARGET_FIELDS)
 class CanonicalFields(NamedTuple):
     """A canonical target's field values by name, as a kind's ``apply_target`` reads
     them: a moved target is applied to its engine task from these, its model built only
-    when its spec is read (:mod:`~posekit.sessions.stack`)."""
+    when its spec is read (:mod:`~posekit.sessions.live.stack`)."""
 
     position: list[float] | None
     wxyz: list[float] | None
@@ -119,16 +113,14 @@ AnyTarget = Target | CanonicalFields
 
 def packed_target(target: Target) -> tuple[int, tuple[Any, ...]]:
     """A target as plain values: the index of its model in :data:`TARGET_MODELS` and its
-    field values (pickled with no reference to a class: pickle imports the module of
-    each class and function it names, several µs each)."""
+    field values (how the task stack keeps moved targets until it needs their models)."""
     return TARGET_MODELS.index(type(target)), field_values(target)
 
 
 def target_of_values(model: int, values: tuple[Any, ...]) -> Target:
     """The target :func:`packed_target` packed (the same model, the same fields set)."""
-    return construct(
-        TARGET_MODELS[model],
-        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None},
+    return TARGET_MODELS[model].model_construct(
+        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None}
     )
 
 
@@ -222,7 +214,7 @@ TARGET_MODELS: tuple[type[Target], ...] = (
     DirectionTarget,
     PostureTarget,
 )
-"""Every target model, in a fixed order (how a pickled target names its model)."""
+"""Every target model, in a fixed order (how packed target values name their model)."""
 
 
 def pose_target(pose: SE3 | None) -> Target:
@@ -230,7 +222,7 @@ def pose_target(pose: SE3 | None) -> Target:
     if pose is None:
         raise TargetNotSet("the task")
     values = pose.wxyz_xyz.tolist()
-    return construct(PoseTarget, position=values[4:], wxyz=values[:4])
+    return PoseTarget.model_construct(position=values[4:], wxyz=values[:4])
 
 
 def target_pose(target: AnyTarget) -> SE3:

@@ -11,7 +11,7 @@ from posekit.ik.exceptions import LimitDefinitionError
 from posekit.ik.limits import Limit, VelocityLimit
 from posekit.sessions.kinds.base import LimitKind, LimitSpecBase, Params
 from posekit.sessions.kinds.resolve import joint_id
-from posekit.sessions.types import MujocoName, PositiveFloat
+from posekit.sessions.specs.types import MujocoName, PositiveFloat
 
 PositiveOr3 = PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=3, max_length=3)]
 """A positive scalar, or three (one per axis)."""

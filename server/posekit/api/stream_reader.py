@@ -1,0 +1,101 @@
+"""What the stream does with one client's messages: size and rate checked, parsed, and
+a target handed to the session (latest wins: the session keeps the newest target of each
+task until the solver steps it); refusals go back to this client only."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from posekit.api.errors import describe_validation, status_of
+from posekit.api.stream_limits import StreamLimits
+from posekit.api.stream_protocol import CLIENT_MESSAGE, ErrorMessage, PingMessage, PongMessage
+from posekit.api.token_bucket import TokenBucket
+from posekit.ik.exceptions import PosekitError
+from posekit.sessions.kinds.target import TARGET_FIELDS
+from posekit.sessions.live.session import Session
+from posekit.sessions.live.subscription import Subscription
+
+
+def ref_of(raw: str | bytes) -> Any:
+    """The client's ``ref`` of a refused message, when it can be read at all."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    ref = data.get("ref") if isinstance(data, dict) else None
+    return ref if isinstance(ref, (str, int, float, bool)) and len(str(ref)) <= 128 else None
+
+
+class ClientMessages:
+    """Takes one client's messages (:meth:`take`, one call a message).
+
+    Args:
+        session: The client's session.
+        subscription: The client's feed, where its refusals and pongs go.
+        limits: Message size and rate at most.
+        refused: Called with the code of every refusal (metrics).
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        subscription: Subscription,
+        limits: StreamLimits,
+        refused: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.subscription = subscription
+        self.limits = limits
+        self.gate = TokenBucket(limits.rate)
+        self.refused = refused
+
+    def take(self, raw: str | bytes) -> None:
+        """Check, parse and apply one client message."""
+        size = len(raw)
+        if size > self.limits.max_bytes:
+            text = f"message of {size} bytes exceeds the limit of {self.limits.max_bytes} bytes"
+            self._refuse("too_large", text, None)
+            return
+        if not self.gate.admit():
+            text = (
+                f"more than {self.limits.rate:g} messages per second from this client; "
+                "this message was dropped (send the latest target only)"
+            )
+            self._refuse("rate_limited", text, ref_of(raw))
+            return
+        try:
+            message = CLIENT_MESSAGE.validate_json(raw)
+        except ValidationError as exc:
+            self._refuse("invalid", _invalid(exc), ref_of(raw))
+            return
+        if isinstance(message, PingMessage):
+            self.subscription.offer_message(PongMessage(ref=message.ref, time=time.time()))
+            return
+        fields = {k: v for k in TARGET_FIELDS if (v := getattr(message, k)) is not None}
+        try:
+            self.session.move_target(message.task, fields, message.ref)
+        except ValidationError as exc:
+            self._refuse("invalid", describe_validation(exc.errors())[0], message.ref)
+        except PosekitError as exc:
+            self._refuse(status_of(exc)[1], str(exc), message.ref)
+
+    def _refuse(self, code: str, message: str, ref: Any) -> None:
+        """Tell this client why its message was refused; its code to ``refused``."""
+        self.subscription.offer_message(ErrorMessage(code=code, message=message, ref=ref))
+        self.refused(code)
+
+
+def _invalid(exc: ValidationError) -> str:
+    """What is wrong with a client message pydantic refused, in words."""
+    errors = exc.errors()
+    kind = errors[0].get("type") if errors else None
+    if kind == "json_invalid":
+        return f"message is not valid JSON ({errors[0].get('msg', '')})"
+    if kind in ("model_type", "model_attributes_type"):
+        return "message must be a JSON object with a 'type' (target or ping)"
+    return describe_validation(errors)[0]

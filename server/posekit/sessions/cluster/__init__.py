@@ -1,0 +1,1 @@
+"""Several replicas: leases on sessions, held in PostgreSQL, and who solves what."""

@@ -1,0 +1,1 @@
+"""A session exported as a runnable Python script."""

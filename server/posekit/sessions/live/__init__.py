@@ -1,0 +1,1 @@
+"""A live session: its configuration, task stack, state and the feed of its watchers."""

@@ -1,0 +1,309 @@
+"""One solve step, pure: a plan and a configuration in, the configuration moved and the
+outcome out (the hot path of every session).
+
+The step solves ``v = solve_ik(...)`` with the plan's objectives, its constraint tasks as
+hard equalities ``J Δq = −α e`` and its limits. When ``max_i |v_i| dt < tolerance`` the
+configuration is a fixed point and does not move (``converged``); otherwise
+``q ← q ⊕ v dt``. A failed solve (infeasible constraints, a non-finite solution or
+configuration) leaves q as it was and reports why: non-finite values never reach q.
+
+Then every task's error norm ``‖e‖`` at the new q: one compiled call on the compiled
+engine (:func:`posekit.ik.compiled.engine.error_norms`, from the plan the step just
+used), each task's ``compute_error`` otherwise (:func:`task_errors`).
+
+On the compiled engine the whole step — solve, the tolerance test, the integration and
+the norms — is one call (:meth:`~posekit.ik.compiled.plan.Plan.advance`); a step it
+does not finish (no solution, a non-finite q) is taken again by the road above, which
+says why.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from posekit.ik.compiled.advance_kernel import ADVANCED, CONVERGED, Q_NOT_FINITE
+from posekit.ik.compiled.engine import error_norms, plan_for
+from posekit.ik.compiled.plan import Plan as CompiledPlan
+from posekit.ik.compiled.selection import ENGINE
+from posekit.ik.configuration import Configuration
+from posekit.ik.exceptions import NoSolutionFound, PosekitError
+from posekit.ik.limits import Limit
+from posekit.ik.solve import solve_ik, solve_python
+from posekit.ik.tasks import BaseTask, Task
+from posekit.sessions.live.state import Status
+from posekit.sessions.specs.solver_settings import SolverSettings
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The enabled engine objects of a task stack, by role."""
+
+    objectives: list[BaseTask]
+    constraints: list[Task]
+    limits: list[Limit]
+    error_tasks: list[tuple[str, Task]]
+    """Tasks whose error norm is reported, by name."""
+    silent: list[str]
+    """Tasks reported with a None error (disabled, or without an error vector)."""
+    names: list[str]
+    """Every task's name, in stack order (the order of the reported errors)."""
+    error_slots: list[int] = field(init=False)
+    """Per name, the index of its norm in ``error_norms``'s answer (objectives, then
+    constraints); tasks reported with a None error point past its end."""
+    slots_in_order: bool = field(init=False)
+    """Whether ``error_slots`` is ``0, 1, …, n-1``: every task has a norm, in stack
+    order (the usual stack), so the norms map to the names as they come."""
+
+    compiled: list[tuple[tuple[object, ...], CompiledPlan]] = field(
+        init=False, default_factory=list, repr=False, compare=False
+    )
+    """The compiled engine's plan of the last step, with its key (:func:`_compiled_plan`)."""
+
+    def __post_init__(self) -> None:
+        ordered = [*self.objectives, *self.constraints]
+        position = {id(task): index for index, task in enumerate(ordered)}
+        reported = {name: position[id(task)] for name, task in self.error_tasks}
+        slots = [reported.get(name, len(ordered)) for name in self.names]
+        object.__setattr__(self, "error_slots", slots)
+        in_order = slots == list(range(len(ordered))) and len(slots) == len(ordered)
+        object.__setattr__(self, "slots_in_order", in_order)
+
+
+class StepSettings(NamedTuple):
+    """The solver settings a step reads, as plain fields: read every step, and a
+    :class:`SolverSettings` attribute goes through pydantic's ``__getattr__`` hook, its
+    ``step_dt`` through a property. :func:`solve_step` takes either."""
+
+    solver: str
+    step_dt: float
+    """The integration timestep [s]."""
+    damping: float
+    tolerance: float
+    """[rad|m] Park below this max ``|Δq_i|``."""
+    paused: bool
+    rate_hz: float
+    """Steps per second [Hz]."""
+
+    @classmethod
+    def of(cls, settings: SolverSettings) -> StepSettings:
+        return cls(
+            settings.solver,
+            settings.step_dt,
+            settings.damping,
+            settings.tolerance,
+            settings.paused,
+            settings.rate_hz,
+        )
+
+
+Settings = SolverSettings | StepSettings
+"""What a step reads its settings from (the same numbers either way)."""
+
+
+class StepOutcome(NamedTuple):
+    """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``.
+
+    A named tuple: made every step (by :data:`_outcome`), and a frozen dataclass costs
+    four ``object.__setattr__`` calls to build.
+    """
+
+    status: Status
+    error: str | None
+    solve_us: float
+    """Wall time of the solve, the integration and the error norms [µs]."""
+    errors: dict[str, float | None]
+    """Task name → ‖e‖ after the step, in stack order (:func:`step_errors`)."""
+    q: list[float]
+    """The configuration after the step (the list the state publishes)."""
+
+
+_Fields = tuple[Status, str | None, float, dict[str, float | None], list[float]]
+_outcome: Callable[[_Fields], StepOutcome] = partial(tuple.__new__, StepOutcome)
+"""A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``
+(nor a Python frame of our own: a partial of ``tuple.__new__`` is called in C)."""
+
+
+def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
+    """Solve one step of ``plan`` and integrate it into ``configuration`` (module docstring)."""
+    start = time.perf_counter()
+    compiled = _compiled_plan(plan, configuration, settings, settings.step_dt)
+    if compiled is not None:
+        outcome = compiled.advance(settings.tolerance)
+        if outcome == ADVANCED or outcome == CONVERGED:
+            if outcome == ADVANCED:
+                configuration.kinematics_changed()
+            status: Status = "running" if outcome == ADVANCED else "converged"
+            errors = _named_norms(plan, compiled.last_norms())
+            q = configuration.data.qpos.tolist()
+            return _outcome((status, None, (time.perf_counter() - start) * 1e6, errors, q))
+        if outcome == Q_NOT_FINITE:
+            configuration.kinematics_changed()
+    return _solve_step_again(plan, configuration, settings, start)
+
+
+def _solve_step_again(
+    plan: Plan, configuration: Configuration, settings: Settings, start: float
+) -> StepOutcome:
+    """:func:`solve_step` call by call: on the Python engine, and for a step the compiled
+    call did not finish (it failed, or the plan is not compiled), so that the reason is
+    found and reported. ``start`` is the step's :func:`time.perf_counter` at its start."""
+    dt = settings.step_dt
+    status: Status = "running"
+    error = None
+    compiled = None
+    qpos = configuration.data.qpos
+    # q before the step, as raw bytes (a fifth of a tolist()): made a list only when
+    # the step does not move q (converged), restored when integration fails.
+    before = qpos.tobytes()
+    q: list[float] | None = None
+    try:
+        compiled = _compiled_plan(plan, configuration, settings, dt)
+        velocity = compiled.solve() if compiled is not None else None
+        if velocity is None:
+            velocity = _solve_again(plan, configuration, settings, compiled)
+        # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
+        # not finite when any entry is NaN or infinite (sorting could misplace a NaN).
+        values = velocity.tolist()
+        if not math.isfinite(sum(values)):
+            raise NoSolutionFound(settings.solver, "the solution is not finite")
+        # max|v_i| dt < tol, as v_max dt < tol and -v_min dt < tol (a rounded product
+        # is monotonic in its factor: the same test) from one sort: in CPython 3.11
+        # max() parses its keyword arguments on every call, and map(abs) is a call an
+        # entry. No velocity: max|v_i| = 0.
+        ordered = sorted(values) or [0.0]
+        tolerance = settings.tolerance
+        if ordered[-1] * dt < tolerance and -ordered[0] * dt < tolerance:
+            status = "converged"
+        else:
+            configuration.integrate_inplace(velocity, dt)
+            moved = qpos.tolist()
+            if not math.isfinite(sum(moved)):
+                qpos[:] = np.frombuffer(before)  # as it was, bit for bit, unchecked
+                configuration.update()
+                raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
+            q = moved
+    except PosekitError as exc:
+        status, error = "failed", str(exc)
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    if status == "failed":
+        q = qpos.tolist()  # whatever a failing call left in the configuration
+        errors = task_errors(plan, configuration)
+    else:
+        if q is None:  # converged: the step's q is the one before it
+            q = np.frombuffer(before).tolist()
+        errors = step_errors(plan, configuration, settings, compiled)
+    return _outcome((status, error, (time.perf_counter() - start) * 1e6, errors, q))
+
+
+def _compiled_plan(
+    plan: Plan, configuration: Configuration, settings: Settings, dt: float
+) -> CompiledPlan | None:
+    """The compiled engine's plan of this step's ``solve_ik`` call, or None when that
+    call takes the Python path by choice (another solver, the ``python`` engine).
+
+    The engine finds it again on every call by a key of the tasks, limits and
+    constraints (lists copied into tuples); here the key is the identity of ``plan``
+    (its lists are never changed: a structural change makes a new plan), the
+    configuration and the step's ``dt`` (``settings.step_dt``) and ``damping``, kept on
+    ``plan``: about 5 µs
+    less a step. The plan is the engine's own (:func:`plan_for`), so numbers are the same.
+    """
+    if settings.solver != "daqp" or ENGINE[0] != "compiled":
+        return None
+    key = (configuration, configuration.data, configuration.model, dt, settings.damping)
+    cached = plan.compiled
+    if cached and cached[0][0] == key:
+        return cached[0][1]
+    found = plan_for(
+        configuration,
+        plan.objectives,
+        dt,
+        settings.damping,
+        plan.limits,
+        plan.constraints or None,
+    )
+    cached[:] = [(key, found)]
+    return found
+
+
+def _solve_again(
+    plan: Plan,
+    configuration: Configuration,
+    settings: Settings,
+    compiled: CompiledPlan | None,
+) -> np.ndarray:
+    """The velocity of a step the compiled plan did not solve: ``solve_ik`` when the
+    plan cannot be compiled (it warns why) or the Python path was chosen; its Python
+    path alone when daqp found no solution (as ``solve_ik`` would, without solving
+    the compiled step a second time)."""
+    arguments = (configuration, plan.objectives, settings.step_dt, settings.solver)
+    if compiled is not None and compiled.reason is None:
+        return solve_python(*arguments, settings.damping, plan.limits, plan.constraints or None)
+    return solve_ik(
+        *arguments,
+        damping=settings.damping,
+        limits=plan.limits,
+        constraints=plan.constraints or None,
+    )
+
+
+def step_errors(
+    plan: Plan,
+    configuration: Configuration,
+    settings: Settings,
+    compiled: CompiledPlan | None = None,
+) -> dict[str, float | None]:
+    """:func:`task_errors`, as one compiled call when the step's problem is compiled.
+
+    The norms come from the compiled plan of ``solve_ik`` with these arguments (the one
+    the step used, ``compiled`` when given; with a solver other than daqp, built for
+    the norms alone), mapped to the task names. On the Python engine, or when the plan
+    is not compiled, each task is asked.
+    """
+    try:
+        if compiled is not None:
+            norms = compiled.error_norms()
+        else:
+            norms = error_norms(
+                configuration,
+                plan.objectives,
+                settings.step_dt,
+                settings.damping,
+                plan.limits,
+                plan.constraints or None,
+            )
+    except (PosekitError, ArithmeticError, ValueError):  # a plan that cannot be built
+        norms = None
+    if norms is None:
+        return task_errors(plan, configuration)
+    return _named_norms(plan, norms.tolist())
+
+
+def _named_norms(plan: Plan, values: list[Any]) -> dict[str, float | None]:
+    """Task name → norm, in stack order, of the norms of the plan's objectives then
+    constraints (``values``, appended to); None for the tasks without one."""
+    if plan.slots_in_order:  # as many norms as names (zip's strict= costs a keyword parse)
+        return dict(zip(plan.names, values))  # noqa: B905
+    values.append(None)
+    return dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
+
+
+def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:
+    """Task name → ‖e‖ at ``configuration``, in stack order (None when it has no error or
+    cannot be evaluated)."""
+    errors: dict[str, float | None] = dict.fromkeys(plan.names)
+    for name, task in plan.error_tasks:
+        try:
+            vector = task.compute_error(configuration)
+            errors[name] = math.sqrt(float(vector @ vector))
+        except (PosekitError, ArithmeticError, ValueError):
+            errors[name] = None
+    return errors

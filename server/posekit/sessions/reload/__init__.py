@@ -1,0 +1,1 @@
+"""Live reload: sessions take a robot's recompiled model when its files change."""

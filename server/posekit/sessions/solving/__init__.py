@@ -1,0 +1,1 @@
+"""Stepping live sessions: one solver thread (:mod:`.solver`) and its fair share."""
