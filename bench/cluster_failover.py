@@ -6,7 +6,7 @@ harness of the cluster tests, ``tests/support/cluster.py``), and creates ``--ses
 arm7 sessions through nginx. Prints the sessions each replica owns. Then, ``--kills``
 times: opens a websocket stream through nginx on a session of the replica owning the
 most (a client that reconnects on its own: waits 0.1 s, doubling up to 1 s), kills that
-replica's process group (kill -9: API and solver processes), and prints
+replica's process group (kill -9), and prints
 
 - from the kill to the first state on the stream again (the client reconnected through
   nginx and the session is solved by another replica),

@@ -1,7 +1,7 @@
 """Robots users bring: how long an upload and a live reload take.
 
-Starts ``posekit up --robots DIR`` in a subprocess (one solver process, data directory
-in a temporary folder), then prints:
+Starts ``posekit up --robots DIR`` in a subprocess (data directory in a
+temporary folder), then prints:
 
 - **reload**: a session on a 3-joint MJCF arm with an OBJ mesh is watched on its
   websocket; the arm's file is rewritten ``--edits`` times (the forearm alternately
@@ -13,7 +13,7 @@ in a temporary folder), then prints:
   ``MENAGERIE_ROOT``, Menagerie's UR5e and G1 folders, meshes and textures included):
   the zip's size and the time to the 201 (unpack, checks, compile in a child process
   with its time limit, compile again in the server for the description), then
-  ``POST /api/sessions`` on it (compiled in the solver process).
+  ``POST /api/sessions`` on it.
 
     python bench/own_robots.py [--edits 10]
 """

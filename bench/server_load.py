@@ -95,7 +95,7 @@ def cpu_seconds(pid: int | None) -> float:
 
 
 def process_tree(pid: int | None) -> list[int]:
-    """``pid`` and its descendants (the server's solver processes)."""
+    """``pid`` and its descendants."""
     if pid is None:
         return []
     tree, index = [pid], 0

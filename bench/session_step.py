@@ -1,7 +1,7 @@
 """CPU of one live-session step: ``Session.step`` on the built-in arm's default stack.
 
 Creates a session on arm7 (default preset: ``ee`` frame task + posture) and steps it
-in this process (no solve loop, no watchers), as a solver process does: solve,
+in this process (no solve loop, no watchers), as the solver does: solve,
 integrate, every task's error norm, the state. The ``ee`` target moves on a circle
 (radius 5 cm, a new point every 3 steps, outside the timed calls) so that the session
 keeps running instead of converging. Printed per engine (``compiled``, the default,

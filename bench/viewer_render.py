@@ -31,7 +31,7 @@ import mujoco
 import numpy as np
 import viser
 from viser import _messages
-from websockets.sync.client import unix_connect
+from websockets.sync.client import connect
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MENAGERIE = REPO.parent / "shared" / "menagerie"
@@ -39,7 +39,6 @@ if not os.environ.get("MENAGERIE_ROOT") and SHARED_MENAGERIE.is_dir():
     os.environ["MENAGERIE_ROOT"] = str(SHARED_MENAGERIE)
 
 from posekit.sessions import SessionManager  # noqa: E402
-from posekit_viewer.private_socket import start_private_viser  # noqa: E402
 from posekit_viewer.scene_renderer import SceneRenderer  # noqa: E402
 from posekit_viewer.session_viewer import SessionViewer  # noqa: E402
 
@@ -63,15 +62,15 @@ def load(name: str) -> mujoco.MjModel:
 class Watcher:
     """A websocket client of a viser server counting the bytes it receives."""
 
-    def __init__(self, socket_path: str) -> None:
+    def __init__(self, url: str) -> None:
         self.received = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, args=(socket_path,), daemon=True)
+        self._thread = threading.Thread(target=self._watch, args=(url,), daemon=True)
         self._thread.start()
         time.sleep(2.0)  # the scene upload reaches the watcher first
 
-    def _watch(self, socket_path: str) -> None:
-        with unix_connect(socket_path, uri="ws://localhost/", max_size=None,
+    def _watch(self, url: str) -> None:
+        with connect(url, max_size=None, proxy=None,
                           subprotocols=[f"viser-v{viser.__version__}"]) as socket:  # fmt: skip
             socket.send(msgspec.msgpack.encode(CAMERA.as_serializable_dict()))
             while not self._stop.is_set():
@@ -118,9 +117,9 @@ def run_frames(
 def measure_render(name: str, frames: int) -> tuple[np.ndarray, int, float]:
     """Render-only cost: ms per frame, moving bodies, bytes/s per watcher."""
     model = load(name)
-    server, socket_path = start_private_viser()
+    server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
     renderer = SceneRenderer(server, model)
-    watcher = Watcher(socket_path)
+    watcher = Watcher(f"ws://127.0.0.1:{server.get_port()}/")
     q_at = moving_q(model, model.key_qpos[0].copy() if model.nkey else model.qpos0.copy())
     current = [q_at(0)]
 
@@ -140,7 +139,7 @@ def measure_viewer(name: str, frames: int) -> tuple[np.ndarray, int, float]:
     session = manager.create({"robot": name})
     session.set_solver({"paused": True})  # q comes from the bench, frame by frame
     viewer = SessionViewer(session, "http://bench/viewer", start=False)
-    watcher = Watcher(viewer.socket_path)
+    watcher = Watcher(viewer.url)
     q_at = moving_q(session.model, np.array(session.q))
 
     def prepare(frame: int) -> None:

@@ -28,7 +28,7 @@ def _run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "POSEKIT_SOLVER_PROCESSES": "0"},
+        env=dict(os.environ),
     )
 
 
@@ -64,7 +64,7 @@ def test_the_port_setting_is_checked_too() -> None:
             capture_output=True,
             text=True,
             timeout=60,
-            env={**os.environ, "POSEKIT_PORT": str(port), "POSEKIT_SOLVER_PROCESSES": "0"},
+            env={**os.environ, "POSEKIT_PORT": str(port)},
         )
         assert result.returncode != 0 and f"port {port} is in use" in result.stderr
         assert "serving on" not in result.stdout
@@ -77,7 +77,7 @@ def test_a_free_port_is_served_once_bound() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "POSEKIT_SOLVER_PROCESSES": "0", "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         line = process.stdout.readline() if process.stdout else ""

@@ -37,7 +37,7 @@ def _young_collections(base: str) -> int:
 def test_streaming_states_runs_few_young_collections() -> None:
     """With CPython's 700 a session's ten seconds of states brought five young
     collections (checked); with the tuned threshold, none or one."""
-    served = ServerProcess(robot="arm7", POSEKIT_SOLVER_PROCESSES="0")
+    served = ServerProcess(robot="arm7")
     try:
         assert wait_for(
             lambda: httpx.get(f"{served.url}/api/sessions", timeout=5).json(),

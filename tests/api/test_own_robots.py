@@ -126,7 +126,7 @@ def test_editing_an_mjcf_reloads_live_sessions_mirrors_and_viewers(own: OwnServe
     ]
     tool = own.client.get(f"/api/sessions/{sid}/tasks/tool").json()
     assert tool["target"]["position"] == pytest.approx(goal)  # the target was kept
-    # Solved on the new model (in the solver process too): the longer arm reaches the goal.
+    # Solved on the new model: the longer arm reaches the goal.
     state = settled(own.client, sid, report["revision"])
     new_model = mujoco.MjModel.from_xml_path(str(path))
     assert np.linalg.norm(frame_position(new_model, state["q"], "tool", "site") - goal) < 1e-3

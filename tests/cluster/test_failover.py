@@ -1,4 +1,4 @@
-"""Killing a replica (kill -9 of its API and solver processes) moves its sessions to
+"""Killing a replica (kill -9) moves its sessions to
 another replica: a websocket client connected through nginx reconnects on its own and
 gets states again within 5 s of the lease's expiry, and every change acknowledged before
 the kill is there after it."""

@@ -1,5 +1,5 @@
-"""``python -m posekit.warmup`` (the Docker build, every solver process before it takes
-sessions) compiles every Numba kernel of the engine, so none compiles on first use."""
+"""``python -m posekit.warmup`` (the Docker build, the test suite) compiles every Numba
+kernel of the engine, so none compiles on first use."""
 
 from __future__ import annotations
 

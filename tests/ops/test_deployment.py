@@ -28,7 +28,7 @@ def test_sessions_survive_a_restart(database: str) -> None:
         f"/api/sessions/{first}/tasks/ee",
         json={"position_cost": 2.5, "target": {"position": [0.45, 0.1, 0.35]}},
     ).raise_for_status()
-    wait_for(  # parked: q no longer moves (the solver process needs ~1 s to start)
+    wait_for(  # parked: q no longer moves
         lambda: all(
             client.get(f"/api/sessions/{sid}").json()["status"] == "converged"
             for sid in (first, second)

@@ -2,7 +2,7 @@
 
 Each round creates two sessions; a burst of concurrent requests adds uniquely named
 tasks to one (each 201 is an acknowledged change) while others PATCH the second and a
-DELETE of the second races them. Then the server and its solver process are killed
+DELETE of the second races them. Then the server is killed
 with SIGKILL and a new server opens the same database: every acknowledged task must be
 there, and no deleted session may have come back. Against SQLite, and against PostgreSQL
 (a cluster of one replica: the new server is another replica, which takes the killed

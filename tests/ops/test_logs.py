@@ -116,7 +116,7 @@ def _serve_and_log(args: list[str], env: dict[str, str], terminal: bool = False)
     return what it wrote to stderr (a pseudo-terminal when ``terminal``)."""
     port = free_port()
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("POSEKIT_LOG_")}
-    environment = {**inherited, "POSEKIT_SOLVER_PROCESSES": "0", **env}
+    environment = {**inherited, **env}
     command = [sys.executable, "-m", "posekit.cli", "up", "--port", str(port), "--robot", "none"]
     chunks: list[bytes] = []
     if terminal:

@@ -36,18 +36,14 @@ def test_a_folder_lists_top_level_models_named_after_their_files(tmp_path: Path)
     assert all(r.source == "local" and r.root == tmp_path.resolve() for r in robots.values())
 
 
-def test_the_registry_serves_files_and_keeps_them_in_its_recipe(tmp_path: Path) -> None:
-    import pickle
-
+def test_the_registry_serves_files(tmp_path: Path) -> None:
     registry = RobotRegistry(menagerie=False)
     entry = registry.add_file("bench_arm", write_mjcf_arm(tmp_path))
     assert entry.source == "local" and entry.category == "arm"
     assert registry.names() == ["arm7", "humanoid", "bench_arm"]
     with pytest.raises(RobotConflict, match="already exists"):
         registry.add_file("arm7", tmp_path / "my_arm.xml")
-    copy = pickle.loads(pickle.dumps(registry))  # what a solver process builds
-    assert copy.local_robot("bench_arm") == registry.local_robot("bench_arm")
-    assert copy.model("bench_arm").nbody == registry.model("bench_arm").nbody == 5
+    assert registry.model("bench_arm").nbody == 5
 
 
 def test_urdf_meshes_by_package_and_defaults_for_what_urdf_lacks(tmp_path: Path) -> None:

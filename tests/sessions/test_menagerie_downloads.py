@@ -1,11 +1,9 @@
 """Menagerie downloads can be turned off: a robot that is neither under ``MENAGERIE_ROOT``
-nor in the download cache is then unavailable at once, and the choice travels with the
-registry to the solver processes."""
+nor in the download cache is then unavailable at once."""
 
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import time
 from pathlib import Path
@@ -74,17 +72,10 @@ def test_a_robot_missing_from_the_checkout_is_unavailable(
         RobotRegistry(download=True).model(ROBOT)
 
 
-@pytest.mark.parametrize("download", [True, False])
-def test_the_choice_travels_with_the_registry(download: bool) -> None:
-    registry = pickle.loads(pickle.dumps(RobotRegistry(menagerie=False, download=download)))
-    assert registry.download is download
-    assert registry.model("arm7").nq == 7
-
-
 def test_the_setting_reaches_the_servers_registry() -> None:
     assert Settings.from_env({}).menagerie_download is True  # users get downloads
     settings = Settings.from_env(
-        {"POSEKIT_MENAGERIE_DOWNLOAD": "false", "POSEKIT_SOLVER_PROCESSES": "0"}
+        {"POSEKIT_MENAGERIE_DOWNLOAD": "false"}
     )
     assert manager_from(settings).registry.download is False
 

@@ -107,3 +107,22 @@ def test_past_saturation_sessions_slow_alike() -> None:
         solver.stop()
     assert max(counts.values()) < 60 * 2.0, counts  # saturated: nobody at its own rate
     assert min(counts.values()) >= 0.75 * max(counts.values()), counts
+
+
+def test_changes_take_the_place_of_regular_steps() -> None:
+    """A 60 Hz session changed 20 times a second is stepped about 60 times a second, not
+    more: each change steps it early, in place of its next regular step."""
+    session = BusySession("dragged", cost=0.0001)
+    solver = Solver()
+    solver.start()
+    try:
+        solver.attach(session)
+        wait_for(lambda: len(session.states) > 3, what="first steps")
+        session.states.clear()
+        for _ in range(40):
+            solver.changed(session)
+            time.sleep(0.05)
+        steps = len(session.states)
+    finally:
+        solver.stop()
+    assert steps <= 1.05 * 60 * 2.0 + 2, steps

@@ -2,7 +2,7 @@
 real nginx (:mod:`support.nginx`): the cluster of issue 11, for ``tests/cluster`` and
 ``bench/cluster_failover.py``.
 
-Each replica is a process group of its own (``posekit up`` and its solver processes),
+Each replica is a process group of its own (``posekit up``),
 so it can be killed (SIGKILL), paused (SIGSTOP) and resumed (SIGCONT) whole. Replicas
 are named ``replica-1``, ``replica-2`` … (``POSEKIT_REPLICA_ID``) and log to files in
 the cluster's folder. Independent of posekit's modules: it drives the ``posekit`` CLI.
@@ -82,7 +82,7 @@ class Replica:
         os.killpg(self.process.pid, signum)
 
     def kill(self) -> None:
-        """kill -9 the API process and its solver processes at once."""
+        """kill -9 the replica's process group."""
         self.signal_group(signal.SIGKILL)
         assert self.process is not None
         self.process.wait(timeout=10)
@@ -104,7 +104,7 @@ class Replica:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.kill()
-        try:  # solver processes left behind by a failed shutdown
+        try:  # processes left behind by a failed shutdown
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass

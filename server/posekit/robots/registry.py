@@ -9,8 +9,7 @@ package and Menagerie robots come from the metadata bundled with the
 (``download=False``: the robot is then unavailable at once). Robots from files
 (:class:`~posekit.robots.local_robots.LocalRobot`, sources ``local`` and ``uploaded``)
 are compiled from their files (:mod:`posekit.robots.loading`); when their files change,
-:meth:`RobotRegistry.reload` forgets their compiled models and tells the listeners
-(solver processes keep a registry of their own). Compiled models are shared read-only
+:meth:`RobotRegistry.reload` forgets their compiled models. Compiled models are shared read-only
 by every session on the same robot and released when none uses them
 (:mod:`posekit.robots.model_cache`).
 """
@@ -18,7 +17,7 @@ by every session on the same robot and released when none uses them
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,7 +31,6 @@ from posekit.robots.local_robots import LocalRobot, file_robot, folder_robots
 from posekit.robots.model_cache import CacheLimits, ModelCache
 
 Source = Literal["builtin", "menagerie", "local", "uploaded"]
-RobotListener = Callable[[str, LocalRobot | None], None]
 """Called with a robot's name and its new record (None: removed) after it was added,
 removed or its files changed."""
 _LISTING_ORDER = {"builtin": 0, "local": 1, "uploaded": 1, "menagerie": 2}
@@ -98,7 +96,6 @@ class RobotRegistry:
         self._builtin_files: dict[str, Path] = {}
         self._local: dict[str, LocalRobot] = {}
         self._sources: dict[tuple[str, str], ModelSource] = {}
-        self._listeners: list[RobotListener] = []
         self._lock = threading.RLock()
         for path in sorted(self._builtin_dir.glob("*.xml")):
             title, category = _BUILTIN_INFO.get(path.stem, (path.stem, "other"))
@@ -130,16 +127,6 @@ class RobotRegistry:
                 tuple(robot.entry_names),
                 default,
             )
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[RobotRegistry], tuple[Path, bool, CacheLimits, tuple[LocalRobot, ...], bool]]:
-        """Pickled as its recipe (a solver process builds the same registry, robots from
-        files included), not its cache."""
-        with self._lock:
-            local = tuple(self._local.values())
-        recipe = (self._builtin_dir, self._menagerie, self.cache.limits, local, self.download)
-        return (RobotRegistry, recipe)
 
     # ---------------------------------------------------------------- listing
     def entries(self) -> list[RobotEntry]:
@@ -233,7 +220,6 @@ class RobotRegistry:
             if robot.name in self._entries:
                 raise RobotConflict(f"a robot named {robot.name!r} already exists")
             entry = self._put(robot)
-        self._notify(robot.name, robot)
         return entry
 
     def remove(self, name: str) -> None:
@@ -243,23 +229,10 @@ class RobotRegistry:
                 raise RobotConflict(f"robot {name!r} is not served from files; it stays")
             del self._entries[name]
         self.cache.invalidate(lambda key: _robot_of(key) == name)
-        self._notify(name, None)
 
     def reload(self, name: str) -> None:
         """The files of robot ``name`` changed: forget its compiled models (the next
-        :meth:`model` compiles the files again) and tell the listeners."""
-        robot = self.local_robot(name)
-        self.cache.invalidate(lambda key: _robot_of(key) == name)
-        self._notify(name, robot)
-
-    def apply_change(self, name: str, robot: LocalRobot | None) -> None:
-        """Take a change made to another registry (a solver process follows the server
-        process's): serve ``robot`` under ``name`` (None: no more), forget its models."""
-        with self._lock:
-            self._local.pop(name, None)
-            self._entries.pop(name, None)
-            if robot is not None:
-                self._put(robot)
+        :meth:`model` compiles the files again)."""
         self.cache.invalidate(lambda key: _robot_of(key) == name)
 
     def local_robot(self, name: str) -> LocalRobot | None:
@@ -276,10 +249,6 @@ class RobotRegistry:
         with self._lock:
             return self._sources.get((name, entry))
 
-    def on_change(self, listener: RobotListener) -> None:
-        """Call ``listener`` after a robot from files is added, removed or reloaded."""
-        self._listeners.append(listener)
-
     def _put(self, robot: LocalRobot) -> RobotEntry:
         entry = RobotEntry(
             robot.name, robot.title, robot.category, robot.source, robot.entries, robot.default_entry
@@ -287,10 +256,6 @@ class RobotRegistry:
         self._local[robot.name] = robot
         self._entries[robot.name] = entry
         return entry
-
-    def _notify(self, name: str, robot: LocalRobot | None) -> None:
-        for listener in list(self._listeners):
-            listener(name, robot)
 
     @staticmethod
     def _menagerie_xml(name: str, entry: str, download: bool) -> Path:

@@ -1,31 +1,45 @@
-"""The solver: one thread that steps every live session when it is due.
+"""The solver: steps every live session when it is due, on an asyncio event loop.
 
 Each session has at most one entry in one of two heaps ordered by due time: *changes*
 (woken by a new target, weight, task, q…) and *cadence* (a running session's next
-regular step). The thread takes the earliest entry that is due, changes first, steps the
-session (the compiled step releases the GIL while it computes) and, unless it parked
-(converged, failed or paused), schedules its next step one period later. A parked
-session has no entry and costs nothing until a change wakes it.
+regular step). A timer on the event loop takes the entries that are due, changes first,
+steps their sessions and, unless they parked (converged, failed or paused), schedules
+their next steps one period later. A parked session has no entry and costs nothing until
+a change wakes it.
 
 - **Changes first.** A change steps its session as soon as allowed — not sooner than
   ``WAKE_SPACING`` of a period after its previous step, so a flood of targets cannot
-  step a session at more than twice its rate — ahead of any late cadence step.
+  step a session at more than twice its rate — ahead of any late cadence step. It takes
+  the place of the session's next regular step, whose cadence goes on: a session
+  dragged at 20 Hz is still stepped 60 times a second (``bench/server_load.py``: 68
+  states/s a session before, without raising what the stream shows).
 - **Fair share.** While the sessions' steps together take more than ``capacity``
   seconds per second, the heaviest are stepped less often
-  (:mod:`~posekit.sessions.solving.fair_share`); their states say ``throttled``.
+  (:mod:`~posekit.sessions.solving.fair_share`); their states say ``throttled``. The
+  capacity is also what the solver may take of the event loop: the rest serves I/O.
 - **Past saturation** a late session's next step is due one period after it was
   stepped, not after it was due: due times slide instead of piling up, and the heap
   steps the sessions oldest-due first, so they slow alike and none starves.
-- **One wake-up per event loop per round.** The states of the sessions due at one
-  instant are published together (:class:`~posekit.sessions.live.subscription.SignalBatch`):
-  100 sessions at 60 Hz would otherwise wake the event loop 6,000 times a second.
+- **Rounds.** The sessions due within ``ROUND_S`` are stepped in one round (at most
+  ``MAX_ROUND``), then the loop serves I/O before the next round; their states reach the
+  watchers together (:class:`~posekit.sessions.live.subscription.SignalBatch`).
 
-More cores and more machines come from more replicas (README, "Several replicas"),
-not from more solver threads: the Python around each step holds the GIL.
+**Which loop.** Started from a running event loop (the app's lifespan), the solver
+steps on that loop: a state reaches the stream's writer with no thread switch. A solver
+thread beside uvicorn's loop spent 89 µs of CPU per arm7 step (12.9 µs alone,
+``bench/session_step.py``): handing the GIL back and forth between the two threads and
+waking the loop across threads cost more than the step, and 100 sessions got 41–46
+states/s where the goal is 57 (``bench/server_load.py --sessions 100 --clients lean``).
+Started elsewhere (a script, a test), it runs a loop of its own on a thread.
+
+More cores and more machines come from more replicas (README, "Deploying"), not from
+more solver threads: the Python around each step holds the GIL.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import heapq
 import logging
 import math
@@ -68,6 +82,8 @@ class _Slot:
 
     token: int = 0  # the valid heap entry's token; older entries are stale
     due: float | None = None  # when its valid entry is due; None: no entry
+    urgent: bool = False  # whether that entry is a change's
+    replaced: float | None = None  # when the regular step a pending change replaced was due
     last_step: float = -math.inf  # [s, monotonic]
 
 
@@ -86,12 +102,15 @@ class Solver:
     def __init__(self, capacity: float = math.inf, name: str = "posekit-solver") -> None:
         self.fair_share = FairShare(capacity)
         self._name = name
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()  # changes come from any thread
         self._changes: list[_Entry] = []
         self._cadence: list[_Entry] = []
         self._slots: dict[Steppable, _Slot] = {}
         self._tokens = 0
-        self._thread: threading.Thread | None = None
+        self._thread: threading.Thread | None = None  # a loop of its own, when it has one
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_at = math.inf  # when the timer fires (inf: not armed)
         self._running = False
         self.steps = 0
         self.on_steps: Callable[[Sequence[float]], None] | None = None
@@ -99,22 +118,35 @@ class Solver:
 
     # --------------------------------------------------------------- control
     def start(self) -> None:
-        """Start the solver thread (idempotent)."""
-        with self._cond:
+        """Start stepping, on the running event loop, else on a thread of its own
+        (idempotent; module docstring)."""
+        with self._lock:
             if self._running:
                 return
             self._running = True
-        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-        self._thread.start()
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name=self._name, daemon=True
+            )
+            self._thread.start()
+        self._in_loop(self._arm)
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the solver thread and wait for it."""
-        with self._cond:
+        """Stop stepping (and the solver's own thread, waiting for it)."""
+        with self._lock:
             self._running = False
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        loop, thread = self._loop, self._thread
+        if loop is None:
+            return
+        self._in_loop(self._disarm)
+        if thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            loop.close()
+        self._loop = self._thread = None
 
     # ------------------------------------------------------------ scheduling
     def attach(self, session: Steppable) -> None:
@@ -123,7 +155,7 @@ class Solver:
 
     def changed(self, session: Steppable) -> None:
         """The session accepted a change: step it as soon as allowed (module docstring)."""
-        with self._cond:
+        with self._lock:
             slot = self._slots.get(session)
             if slot is None:
                 if session.closed:
@@ -133,20 +165,26 @@ class Solver:
             at = max(time.monotonic(), slot.last_step + WAKE_SPACING * period)
             if slot.due is not None and slot.due <= at:
                 return  # already due as soon
-            self._push(self._changes, session, slot, at)
+            if slot.due is not None and not slot.urgent:
+                slot.replaced = slot.due  # the change takes this regular step's place
+            self._push(self._changes, session, slot, at, urgent=True)
 
     def remove(self, session: Steppable) -> None:
         """Never step ``session`` again (it was closed)."""
-        with self._cond:
+        with self._lock:
             self._slots.pop(session, None)
         self.fair_share.forget(session)
 
-    def _push(self, heap: list[_Entry], session: Steppable, slot: _Slot, at: float) -> None:
+    def _push(
+        self, heap: list[_Entry], session: Steppable, slot: _Slot, at: float, urgent: bool
+    ) -> None:
         """Make ``at`` the session's one valid entry (lock held); older ones go stale."""
         self._tokens += 1
-        slot.token, slot.due = self._tokens, at
+        slot.token, slot.due, slot.urgent = self._tokens, at, urgent
         heapq.heappush(heap, (at, self._tokens, session))
-        self._cond.notify()
+        if at < self._armed_at and self._loop is not None:  # sooner than the timer
+            self._armed_at = at
+            self._in_loop(self._arm)
 
     # ------------------------------------------------------------------ loop
     def _head(self, heap: list[_Entry]) -> float:
@@ -172,17 +210,49 @@ class Solver:
                 taken.append(entry)
         return taken
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                taken = self._take_round()
-                while not taken and self._running:
-                    first = min(self._head(self._changes), self._head(self._cadence))
-                    self._cond.wait(None if first == math.inf else first - time.monotonic())
-                    taken = self._take_round()
-                if not self._running:
-                    return
+    def _in_loop(self, fn: Callable[[], None]) -> None:
+        """``fn()`` on the solver's loop: now when called on it, else soon."""
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            fn()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: stopped
+                loop.call_soon_threadsafe(fn)
+
+    def _arm(self) -> None:
+        """Time the next round for the earliest entry (on the loop)."""
+        with self._lock:
+            self._disarm()
+            if not self._running:
+                return
+            first = min(self._head(self._changes), self._head(self._cadence))
+            if first < math.inf and self._loop is not None:
+                self._armed_at = first
+                delay = max(0.0, first - time.monotonic())
+                self._timer = self._loop.call_later(delay, self._round)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._armed_at = math.inf
+
+    def _round(self) -> None:
+        """Step what is due, then time the next round (on the loop; between two rounds
+        the loop serves I/O)."""
+        with self._lock:
+            # -inf while the round runs: its pushes do not arm; the end of it does.
+            self._timer, self._armed_at = None, -math.inf
+            taken = self._take_round() if self._running else []
+        if taken:
             self._step_round(taken)
+        self._arm()
 
     def _step_round(self, taken: list[_Entry]) -> None:
         """Step the sessions of one round and publish their states together."""
@@ -207,13 +277,16 @@ class Solver:
         self.fair_share.record(session, time.thread_time() - cpu, 1.0 / own_period, running)
         self.steps += 1
         now = time.monotonic()
-        with self._cond:
+        with self._lock:
             slot = self._slots.get(session)
             if slot is None:
                 return solve_us  # removed meanwhile
             slot.last_step = now
             if running and slot.due is None:  # not rescheduled by a change meanwhile
-                # On cadence from when it was due; a step late by more than a period
-                # slides to now (behind the sessions due before it) instead of piling up.
-                self._push(self._cadence, session, slot, max(due + period, now))
+                # On cadence from when it (or the regular step a change replaced) was
+                # due, so that changes do not raise the rate; a step late by more than
+                # a period slides to now (behind those due before it), never piling up.
+                base = due if slot.replaced is None else slot.replaced
+                slot.replaced = None
+                self._push(self._cadence, session, slot, max(base + period, now), urgent=False)
         return solve_us
