@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request, WebSocket
+from starlette.concurrency import run_in_threadpool
 
 from posekit.robots.errors import RobotConflict
 from posekit.robots.uploads import RobotUploads
@@ -23,9 +24,15 @@ def get_manager(request: Request) -> SessionManager:
     return manager_of(request)
 
 
-def get_session(session_id: str, request: Request) -> Session:
-    """FastAPI dependency: the session of the path's ``session_id`` (404 when unknown)."""
-    return manager_of(request).get(session_id)
+async def get_session(session_id: str, request: Request) -> Session:
+    """FastAPI dependency: the session of the path's ``session_id`` (404 when unknown).
+
+    A live session is found on the event loop; only one to revive (a compile) or to take
+    over from the store goes to a worker thread. A busy server's loop answers a read
+    without two hops through the thread pool."""
+    manager = manager_of(request)
+    session = manager.live(session_id)
+    return session if session is not None else await run_in_threadpool(manager.get, session_id)
 
 
 def edit_session(session_id: str, request: Request) -> Iterator[Session]:

@@ -60,7 +60,7 @@ def create_session(
 
 
 @router.get("/{session_id}", response_model=SessionDetail, summary="Get a session")
-def read_session(session: SessionDep) -> SessionDetail:
+async def read_session(session: SessionDep) -> SessionDetail:
     """Status, task and limit names, solver settings and the latest state."""
     return detail_of(session)
 
@@ -73,7 +73,7 @@ def delete_session(session_id: str, manager: ManagerDep) -> Response:
 
 
 @router.get("/{session_id}/spec", response_model=SessionSpec, summary="Export the spec")
-def export_spec(session: SessionDep) -> SessionSpec:
+async def export_spec(session: SessionDep) -> SessionSpec:
     """The portable spec (robot, q, tasks with targets, limits, solver);
     ``POST /api/sessions {"spec": …}`` restores it exactly."""
     return session.spec()
@@ -119,7 +119,7 @@ def replace_spec(spec: SessionSpec, session: EditedSessionDep) -> SessionSpec:
 
 
 @router.get("/{session_id}/state", response_model=StateMessage, summary="Latest state")
-def read_state(session: SessionDep) -> StateMessage:
+async def read_state(session: SessionDep) -> StateMessage:
     """The latest solved state (what the stream sends as ``state``)."""
     return state_of(session.state)
 
@@ -131,7 +131,7 @@ def set_q(body: SetQ, session: EditedSessionDep) -> QResponse:
 
 
 @router.get("/{session_id}/solver", response_model=SolverSettings, summary="Solver settings")
-def read_solver(session: SessionDep) -> SolverSettings:
+async def read_solver(session: SessionDep) -> SolverSettings:
     """QP backend, dt, damping, rate_hz, stream_hz, tolerance, paused."""
     return session.solver
 

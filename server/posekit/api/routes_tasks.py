@@ -12,7 +12,7 @@ router = APIRouter(prefix="/api/sessions/{session_id}", responses=ERROR_RESPONSE
 
 
 @router.get("/tasks", response_model=list[TaskSpec], tags=["tasks"], summary="List tasks")
-def list_tasks(session: SessionDep) -> list[TaskSpec]:
+async def list_tasks(session: SessionDep) -> list[TaskSpec]:
     """Task specs in stack order, with their current targets."""
     return session.tasks()
 
@@ -34,7 +34,7 @@ def add_task(spec: TaskSpec, session: EditedSessionDep, response: Response) -> T
 
 
 @router.get("/tasks/{name}", response_model=TaskSpec, tags=["tasks"], summary="Get a task")
-def read_task(name: str, session: SessionDep) -> TaskSpec:
+async def read_task(name: str, session: SessionDep) -> TaskSpec:
     return session.task(name)
 
 
@@ -58,7 +58,7 @@ def remove_task(name: str, session: EditedSessionDep) -> Response:
 
 
 @router.get("/limits", response_model=list[LimitSpec], tags=["limits"], summary="List limits")
-def list_limits(session: SessionDep) -> list[LimitSpec]:
+async def list_limits(session: SessionDep) -> list[LimitSpec]:
     return session.limits()
 
 
@@ -78,7 +78,7 @@ def add_limit(spec: LimitSpec, session: EditedSessionDep, response: Response) ->
 
 
 @router.get("/limits/{name}", response_model=LimitSpec, tags=["limits"], summary="Get a limit")
-def read_limit(name: str, session: SessionDep) -> LimitSpec:
+async def read_limit(name: str, session: SessionDep) -> LimitSpec:
     return session.limit(name)
 
 
