@@ -73,6 +73,36 @@ def test_dragged_target_converges_within_1mm_and_1deg(
     assert state["errors"]["ee"] < 1e-3
 
 
+def test_a_burst_of_targets_lands_on_the_last_one_in_order(
+    server: LiveServer, client: httpx.Client, arm: str
+) -> None:
+    """50 targets sent back to back, faster than the session steps: latest wins (the
+    session settles on the last one), and the ``ref`` of the states never goes back."""
+    start = np.array(_ee_target(client, arm)["position"])
+    refs = []
+    with open_stream(server, arm) as ws:
+        assert recv(ws)["type"] == "hello"
+        for i in range(1, 51):
+            position = start + np.array([0.0, 0.002 * i, 0.0])
+            ws.send(
+                json.dumps(
+                    {"type": "target", "task": "ee", "position": position.tolist(), "ref": i}
+                )
+            )
+
+        def settled(message: dict) -> bool:
+            if message["type"] == "state" and message["ref"] is not None:
+                refs.append(message["ref"])
+            return message["type"] == "state" and message["ref"] == 50 and message["converged"]
+
+        state = next_message(ws, settled, what="the last target's converged state")
+    assert refs == sorted(refs), refs
+    position, _ = site_pose(server.manager.registry.model("arm7"), state["q"], "ee")
+    goal = start + np.array([0.0, 0.1, 0.0])
+    assert np.linalg.norm(position - goal) < 1 * MM
+    assert _ee_target(client, arm)["position"] == pytest.approx(goal.tolist())
+
+
 def test_live_reweighting_changes_the_solution(
     server: LiveServer, client: httpx.Client, arm: str
 ) -> None:
@@ -171,8 +201,6 @@ def _watchers(client: httpx.Client, session_id: str) -> int:
     return client.get(f"/api/sessions/{session_id}").json()["watchers"]
 
 
-
-
 def test_disconnects_mid_stream_are_cleaned_up(
     server: LiveServer, client: httpx.Client, arm: str
 ) -> None:
@@ -260,7 +288,11 @@ def test_bad_websocket_messages_get_errors_and_change_nothing(
             "mismatch",
             6,
         ),
-        (json.dumps({"type": "target", "task": "posture", "q": [0.0] * 6, "ref": 7}), "mismatch", 7),
+        (
+            json.dumps({"type": "target", "task": "posture", "q": [0.0] * 6, "ref": 7}),
+            "mismatch",
+            7,
+        ),
         (
             json.dumps(
                 {"type": "target", "task": "ee", "position": [0, 0, 0], "extra": 1, "ref": 8}

@@ -24,6 +24,7 @@ from posekit.sessions.manager import SessionManager
 from posekit.sessions.store.protocol import MemoryStore
 from support.servers import ServerProcess
 from support.waiting import wait_for
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 
@@ -43,7 +44,9 @@ def test_token_bucket_admits_a_burst_then_the_rate(monkeypatch: pytest.MonkeyPat
     assert all(unlimited.admit() for _ in range(1000))
 
 
-HANDS_AND_LEGS = [[["left_hand", "right_hand"], ["left_thigh", "right_thigh", "left_shin", "right_shin"]]]  # 8 pairs
+HANDS_AND_LEGS = [
+    [["left_hand", "right_hand"], ["left_thigh", "right_thigh", "left_shin", "right_shin"]]
+]  # 8 pairs
 HANDS = [[["left_hand"], ["right_hand"]]]  # 1 pair
 
 
@@ -271,6 +274,32 @@ def test_websocket_message_size_and_rate(limited: ServerProcess) -> None:
             assert _next_of(ws, "pong")["ref"] == "after"  # served again at the rate
         assert _metric(limited, 'posekit_websocket_refused_total{code="rate_limited"}') >= 1
         assert _metric(limited, 'posekit_websocket_refused_total{code="too_large"}') == 1
+    finally:
+        client.delete(f"/api/sessions/{sid}")
+
+
+def test_a_flooding_client_is_cut_off_and_the_session_stays(limited: ServerProcess) -> None:
+    """A client sending far beyond its rate (here 5 a second) is disconnected with close
+    code 1008 and a reason; the session is as it was, and a new stream is served."""
+    client = httpx.Client(base_url=limited.url, timeout=30)
+    sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+    try:
+        target = client.get(f"/api/sessions/{sid}/tasks/ee").json()["target"]
+        with connect(limited.ws_url(sid), open_timeout=10) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            moved = {"type": "target", "task": "ee", "position": [0.3, 0.3, 0.3]}
+            with pytest.raises(ConnectionClosed) as closed:
+                for index in range(2000):
+                    ws.send(json.dumps({**moved, "ref": index}))
+                while True:
+                    ws.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        assert "limit of 5" in closed.value.rcvd.reason
+        answered = client.get(f"/api/sessions/{sid}/tasks/ee").json()["target"]
+        assert answered["position"] in (target["position"], moved["position"])
+        with connect(limited.ws_url(sid), open_timeout=10) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        assert _metric(limited, 'posekit_websocket_refused_total{code="flooding"}') == 1
     finally:
         client.delete(f"/api/sessions/{sid}")
 

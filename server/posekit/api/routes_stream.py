@@ -27,7 +27,9 @@ Client → server: ``{"type": "target", "task": name, "position"|"wxyz"|"directi
 target (latest wins: a target the solver has not stepped yet is replaced by a newer one
 of the same task); ``{"type": "ping", "ref": …}``. Each client may send messages of at
 most ``StreamLimits.max_bytes`` at ``StreamLimits.rate`` per second (bursts of one
-second's worth); beyond, the message is refused with an ``error`` and nothing changes.
+second's worth); beyond, the message is refused with an ``error`` and nothing changes,
+and a client refused more than ten times its rate within a second is disconnected
+(close code 1008, policy violation).
 
 One reader (:mod:`posekit.api.stream_reader`) and one writer
 (:mod:`posekit.api.stream_writer`) per client, on Starlette's ``WebSocket``.
@@ -45,7 +47,7 @@ from posekit.api.deps import manager_of
 from posekit.api.errors import response_of, status_of
 from posekit.api.stream_limits import StreamLimits
 from posekit.api.stream_protocol import ErrorMessage
-from posekit.api.stream_reader import ClientMessages
+from posekit.api.stream_reader import ClientMessages, Flooding
 from posekit.api.stream_writer import write_stream
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
@@ -105,6 +107,10 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
                 return
             raw = message.get("text")
             reader.take(raw if raw is not None else message.get("bytes") or b"")
+    except Flooding as flood:
+        writer.cancel()
+        with contextlib.suppress(Exception):
+            await websocket.close(code=1008, reason=str(flood)[:120])
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:

@@ -1,6 +1,10 @@
 """What the stream does with one client's messages: size and rate checked, parsed, and
 a target handed to the session (latest wins: the session keeps the newest target of each
-task until the solver steps it); refusals go back to this client only."""
+task until the solver steps it); refusals go back to this client only.
+
+A client that keeps sending far beyond its rate — more than ``FLOOD_FACTOR`` times it,
+refused, within a second — is flooding: :class:`Flooding` ends its connection (close
+code 1008), so that refusing it one message at a time does not cost the others."""
 
 from __future__ import annotations
 
@@ -19,6 +23,13 @@ from posekit.ik.exceptions import PosekitError
 from posekit.sessions.kinds.target import TARGET_FIELDS
 from posekit.sessions.live.session import Session
 from posekit.sessions.live.subscription import Subscription
+
+FLOOD_FACTOR = 10.0
+"""Refusals a second, as a multiple of the client's rate, past which it is cut off."""
+
+
+class Flooding(Exception):
+    """The client sends far beyond its rate; its connection ends (module docstring)."""
 
 
 def ref_of(raw: str | bytes) -> Any:
@@ -52,16 +63,24 @@ class ClientMessages:
         self.subscription = subscription
         self.limits = limits
         self.gate = TokenBucket(limits.rate)
+        self.flood = TokenBucket(FLOOD_FACTOR * limits.rate)  # refusals it may cause
         self.refused = refused
 
     def take(self, raw: str | bytes) -> None:
-        """Check, parse and apply one client message."""
+        """Check, parse and apply one client message (:class:`Flooding` when the client
+        is cut off)."""
         size = len(raw)
         if size > self.limits.max_bytes:
             text = f"message of {size} bytes exceeds the limit of {self.limits.max_bytes} bytes"
             self._refuse("too_large", text, None)
             return
         if not self.gate.admit():
+            if not self.flood.admit():
+                self.refused("flooding")
+                raise Flooding(
+                    f"more than {FLOOD_FACTOR * self.limits.rate:g} messages a second over "
+                    f"the limit of {self.limits.rate:g}"
+                )
             text = (
                 f"more than {self.limits.rate:g} messages per second from this client; "
                 "this message was dropped (send the latest target only)"
