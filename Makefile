@@ -42,11 +42,13 @@ compose:
 
 test: $(DEV_STAMP) browser nginx compose
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 bench: $(RUNTIME_STAMP)

@@ -153,9 +153,7 @@ class SessionViewer:
         bounds = self.renderer.bounds()
         scale = gizmo_scale(*bounds) if bounds is not None else DEFAULT_SCALE
         self.gizmos = TargetGizmos(self.server, self.session, scale=scale)
-        self.panels = SessionPanels(
-            self.server, self.session, self.link, self.renderer, self.frame
-        )
+        self.panels = SessionPanels(self.server, self.session, self.link, self.renderer, self.frame)
 
     def _follow_model(self) -> None:
         """Build the scene, gizmos and panels again when the session runs a new model."""

@@ -51,7 +51,9 @@ def compile_kernels(steps: int = 2) -> float:
     limits: list[posekit.Limit] = [
         posekit.ConfigurationLimit(model),
         posekit.CollisionAvoidanceLimit(
-            model, [(bodies, bodies)], collision_detection_distance=1.0  # broadphase too
+            model,
+            [(bodies, bodies)],
+            collision_detection_distance=1.0,  # broadphase too
         ),
     ]
     for engine in ENGINES:  # the compiled step, and the reference path's kernels

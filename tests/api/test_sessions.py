@@ -311,9 +311,7 @@ def test_health_and_openapi(client: httpx.Client) -> None:
     assert client.get("/docs").status_code == 200
     schema = client.get("/openapi.json").json()
     components = schema["components"]["schemas"]
-    assert {"NewSession", "RestoreSession", "SessionSpec", "FrameTaskSpec"} <= set(
-        components
-    )
+    assert {"NewSession", "RestoreSession", "SessionSpec", "FrameTaskSpec"} <= set(components)
     for name, component in components.items():
         assert component.get("description"), name
         assert component.get("examples"), name

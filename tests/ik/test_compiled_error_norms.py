@@ -34,8 +34,6 @@ ROBOTS: dict[str, Callable[[], mujoco.MjModel]] = {
 }
 
 
-
-
 def _plan(stack: Stack, configuration: posekit.Configuration) -> Plan:
     return plan_for(
         configuration, stack.tasks, stack.dt, stack.damping, stack.limits,

@@ -19,8 +19,6 @@ from support.models import builtin_model, random_configuration
 TINY = mujoco.MjModel.from_xml_string(TINY_XML)
 
 
-
-
 def test_compiled_integration_is_the_bindings_integration() -> None:
     rng = np.random.default_rng(0)
     for _ in range(20):

@@ -123,7 +123,9 @@ def test_move_mocap_to_frame() -> None:
         configuration.get_transform_frame_to_world("arm", "body").as_matrix(),
         atol=1e-12,
     )
-    with pytest.raises(posekit.InvalidMocapBody, match=r"Body 'hand' is not a mocap body.*'target'"):
+    with pytest.raises(
+        posekit.InvalidMocapBody, match=r"Body 'hand' is not a mocap body.*'target'"
+    ):
         posekit.move_mocap_to_frame(TREE, data, "hand", "palm", "site")
     with pytest.raises(KeyError, match="'nope'"):  # also an InvalidMocapBody
         posekit.move_mocap_to_frame(TREE, data, "nope", "palm", "site")

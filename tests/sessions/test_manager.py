@@ -21,8 +21,6 @@ from support.waiting import wait_for
 REGISTRY = RobotRegistry(menagerie=False)
 
 
-
-
 def test_sessions_park_when_converged_and_wake_on_change() -> None:
     with SessionManager(REGISTRY) as manager:
         session = manager.create({"robot": "arm7"})

@@ -74,9 +74,7 @@ def test_a_robot_missing_from_the_checkout_is_unavailable(
 
 def test_the_setting_reaches_the_servers_registry() -> None:
     assert Settings.from_env({}).menagerie_download is True  # users get downloads
-    settings = Settings.from_env(
-        {"POSEKIT_MENAGERIE_DOWNLOAD": "false"}
-    )
+    settings = Settings.from_env({"POSEKIT_MENAGERIE_DOWNLOAD": "false"})
     assert manager_from(settings).registry.download is False
 
 

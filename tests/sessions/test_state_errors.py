@@ -64,8 +64,6 @@ COUPLED_TASKS: list[dict[str, Any]] = [
 ]
 
 
-
-
 def _session(model: mujoco.MjModel, robot: str, tasks: list[dict[str, Any]]) -> Session:
     q = model.key_qpos[0].tolist() if model.nkey else model.qpos0.tolist()
     spec = SessionSpec.model_validate(

@@ -164,7 +164,9 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         GCCollector(registry=self.registry)  # python_gc_*: this process's collections
         self.step_rate = RateMeter()
-        self._steps = Counter("posekit_steps", "IK solve steps since start.", registry=self.registry)
+        self._steps = Counter(
+            "posekit_steps", "IK solve steps since start.", registry=self.registry
+        )
         Gauge(
             "posekit_steps_per_second",
             "IK solve steps per second, last 5 s.",

@@ -58,7 +58,9 @@ class TokenAuth:
             return
         if self._matches(query_token):
             if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
-                await _redirect_with_cookie(send, scope, query_token or "", self._secure(scope, headers))
+                await _redirect_with_cookie(
+                    send, scope, query_token or "", self._secure(scope, headers)
+                )
             else:
                 await self.app(scope, receive, send)
             return

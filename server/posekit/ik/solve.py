@@ -31,9 +31,7 @@ from posekit.ik.limits.limit import Bounds, Limit
 from posekit.ik.qp import QuadraticProgram, check_step_settings
 from posekit.ik.tasks.task import BaseTask, Task
 
-_DEFAULT_LIMITS: weakref.WeakKeyDictionary[Configuration, list[Limit]] = (
-    weakref.WeakKeyDictionary()
-)
+_DEFAULT_LIMITS: weakref.WeakKeyDictionary[Configuration, list[Limit]] = weakref.WeakKeyDictionary()
 
 
 def default_limits(configuration: Configuration) -> list[Limit]:
@@ -193,7 +191,9 @@ def solve_ik(
         limits = list(limits)
     if constraints is not None and type(constraints) is not list:
         constraints = list(constraints)
-    velocity = solve_compiled(configuration, tasks, dt, solver, damping, limits, constraints, kwargs)
+    velocity = solve_compiled(
+        configuration, tasks, dt, solver, damping, limits, constraints, kwargs
+    )
     if velocity is not None:
         return velocity
     return solve_python(configuration, tasks, dt, solver, damping, limits, constraints, **kwargs)

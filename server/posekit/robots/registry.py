@@ -251,7 +251,12 @@ class RobotRegistry:
 
     def _put(self, robot: LocalRobot) -> RobotEntry:
         entry = RobotEntry(
-            robot.name, robot.title, robot.category, robot.source, robot.entries, robot.default_entry
+            robot.name,
+            robot.title,
+            robot.category,
+            robot.source,
+            robot.entries,
+            robot.default_entry,
         )
         self._local[robot.name] = robot
         self._entries[robot.name] = entry

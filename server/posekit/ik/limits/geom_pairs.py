@@ -75,8 +75,7 @@ def resolve_geom_ref(model: mujoco.MjModel, ref: object) -> list[int]:
         )
     raise _unknown(
         model,
-        f"{ref!r} (type {type(ref).__name__}) is not a geom name, id or body name, in "
-        "geom_pairs.",
+        f"{ref!r} (type {type(ref).__name__}) is not a geom name, id or body name, in geom_pairs.",
     )
 
 

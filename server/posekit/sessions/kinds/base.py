@@ -22,8 +22,8 @@ from posekit.ik.limits import Limit
 from posekit.ik.tasks import BaseTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.patch import limit_patch_model, task_patch_model
-from posekit.sessions.kinds.target import AnyTarget, CanonicalFields, Target
-from posekit.sessions.kinds.target_shape import TargetShape, TargetValues
+from posekit.sessions.kinds.target import AnyTarget, Target
+from posekit.sessions.kinds.target_shape import TargetShape
 from posekit.sessions.specs.types import FrameType, Name, Role
 
 
@@ -93,12 +93,6 @@ class TaskKind(ABC, Generic[S, T]):
     def apply_target(self, task: T, target: AnyTarget) -> None:
         """Set a canonical target on the engine task (which validates it again)."""
         raise TypeError(f"tasks of type {self.type!r} have no target")
-
-    def apply_values(self, task: T, values: TargetValues) -> None:
-        """:meth:`apply_target` of a canonical target given as its values in
-        ``TARGET_FIELDS`` order (a moved target, :mod:`~posekit.sessions.live.stack`); a kind
-        may set them without building anything on the way."""
-        self.apply_target(task, tuple.__new__(CanonicalFields, values))
 
     def default_name(self, spec: S) -> str:
         """The name a task gets when its spec has none (made unique by the stack)."""

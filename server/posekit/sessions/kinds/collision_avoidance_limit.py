@@ -68,7 +68,9 @@ class CollisionAvoidanceLimitKind(LimitKind[CollisionAvoidanceLimitSpec]):
     spec_model = CollisionAvoidanceLimitSpec
 
     def collision_pairs(self, spec: CollisionAvoidanceLimitSpec, model: mujoco.MjModel) -> int:
-        return len(expand_geom_pairs(model, [(list(a), list(b)) for a, b in spec.params.geom_pairs]))
+        return len(
+            expand_geom_pairs(model, [(list(a), list(b)) for a, b in spec.params.geom_pairs])
+        )
 
     def build(self, spec: CollisionAvoidanceLimitSpec, model: mujoco.MjModel) -> Limit:
         p = spec.params

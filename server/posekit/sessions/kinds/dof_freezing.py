@@ -46,8 +46,6 @@ class DofFreezingKind(TaskKind[DofFreezingTaskSpec, DofFreezingTask]):
     type = "dof_freezing"
     spec_model = DofFreezingTaskSpec
 
-    def build(
-        self, spec: DofFreezingTaskSpec, model: mujoco.MjModel, dt: float
-    ) -> DofFreezingTask:
+    def build(self, spec: DofFreezingTaskSpec, model: mujoco.MjModel, dt: float) -> DofFreezingTask:
         dofs = [d for name in spec.params.joints for d in joint_dofs(model, name)]
         return DofFreezingTask(model, dofs, spec.params.gain)

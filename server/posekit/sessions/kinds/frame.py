@@ -16,7 +16,7 @@ from posekit.ik.tasks import FrameTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
-from posekit.sessions.kinds.target_shape import PoseShape, TargetValues
+from posekit.sessions.kinds.target_shape import PoseShape
 from posekit.sessions.specs.types import Cost3, FrameType, Gain, LmDamping, MujocoName
 
 
@@ -88,9 +88,6 @@ class FrameKind(TaskKind[FrameTaskSpec, FrameTask]):
 
     def apply_target(self, task: FrameTask, target: AnyTarget) -> None:
         task.set_target(target_pose(target))
-
-    def apply_values(self, task: FrameTask, values: TargetValues) -> None:
-        task.set_target_values(values[1], values[0])  # (position, wxyz, …): wxyz first
 
     def default_name(self, spec: FrameTaskSpec) -> str:
         return task_name(spec.params.frame)

@@ -42,7 +42,7 @@ from posekit.sessions.live.info import SessionInfo
 from posekit.sessions.live.q_check import check_q
 from posekit.sessions.live.session_stream import SessionStream
 from posekit.sessions.live.state import SessionState, Status
-from posekit.sessions.live.step import StepSettings, solve_step, task_errors
+from posekit.sessions.live.step import solve_step, task_errors
 from posekit.sessions.live.subscription import Encoding, SignalBatch, Subscription
 from posekit.sessions.live.tasks_snapshot import TasksSnapshot
 from posekit.sessions.reload.reload_report import ReloadReport
@@ -248,7 +248,7 @@ class Session:
     def move_target(self, task: str, given: Mapping[str, Any], ref: Any = None) -> None:
         """:meth:`set_target` for a target given as valid values of :class:`Target`
         fields by name (a stream message, checked against its schema): the same checks
-        and errors, without building target models on the way."""
+        and errors."""
         with self._lock:
             self._stack.move_target(task, given)
             self._moved(ref)
@@ -363,7 +363,7 @@ class Session:
         with self._lock:
             if self.closed:
                 return self.state
-            settings = self._step_settings
+            settings = self._solver
             if settings.paused:
                 state = self._make_state("paused")
             else:
@@ -379,9 +379,8 @@ class Session:
 
     # =============================================================== helpers
     def _take_solver(self, settings: SolverSettings) -> None:
-        """Use ``settings`` from now on (what each step reads of them, as plain values)."""
+        """Use ``settings`` from now on."""
         self._solver = settings
-        self._step_settings = StepSettings.of(settings)
         self.period = 1.0 / settings.rate_hz
 
     def _publish(self, state: SessionState, batch: SignalBatch | None = None) -> None:
@@ -398,7 +397,7 @@ class Session:
             task_errors(self._stack.plan(), self._configuration),
             status,
             self._revision,
-            self._step_settings.rate_hz,
+            self._solver.rate_hz,
         )
 
     def _moved(self, ref: Any) -> None:

@@ -6,14 +6,6 @@ swap), so a rejected change leaves the stack exactly as it was. Names are unique
 stack; a task without a name gets its kind's default name, made unique with ``_2``,
 ``_3``, …; a limit without one gets its type.
 
-A target moved by :meth:`TaskStack.move_target` (the hot path of dragging: a client's
-target, or the same change replayed on a mirror) is checked and completed at once, and
-kept as its canonical values; it reaches the task's engine object when the stack is
-next solved (:meth:`TaskStack.plan`), and its spec when specs are next read. A
-canonical target is one its engine task always takes (finite, of the right size, unit
-where it must be), so deferring changes no outcome: only the work is done once per
-step or read instead of once per target.
-
 The stack is not thread-safe: :class:`~posekit.sessions.live.session.Session` holds its lock
 around every call.
 """
@@ -51,7 +43,6 @@ from posekit.sessions.kinds import (
 )
 from posekit.sessions.kinds.base import AnyTaskKind
 from posekit.sessions.kinds.target import packed_target, target_of_values
-from posekit.sessions.kinds.target_shape import TargetValues
 from posekit.sessions.live.step import Plan
 from posekit.sessions.specs.caps import UNLIMITED, StackCaps
 
@@ -130,10 +121,6 @@ class TaskStack:
         self._tasks: dict[str, TaskEntry] = {}
         self._limits: dict[str, LimitEntry] = {}
         self._plan: Plan | None = None
-        # Moved targets by task name: (model index, canonical values), not yet in the
-        # task's spec (and, while the name is in ``_unapplied``, not in its engine task).
-        self._moved: dict[str, tuple[int, TargetValues]] = {}
-        self._unapplied: set[str] = set()
 
     @classmethod
     def from_specs(
@@ -163,16 +150,12 @@ class TaskStack:
     # ------------------------------------------------------------- reading
     def task_specs(self) -> list[TaskSpecBase]:
         """Task specs in stack order, with their current targets."""
-        if self._moved:
-            self._settle()
         return [entry.spec for entry in self._tasks.values()]
 
     def limit_specs(self) -> list[LimitSpecBase]:
         return [entry.spec for entry in self._limits.values()]
 
     def task(self, name: str) -> TaskEntry:
-        if self._moved:
-            self._settle()
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
@@ -186,23 +169,16 @@ class TaskStack:
 
     def engine_task(self, name: str) -> BaseTask:
         """The engine task of task ``name``, with its latest target."""
-        if self._unapplied:
-            self._apply_moved()
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
         return entry.task
 
     def tasks(self) -> list[TaskEntry]:
-        if self._moved:
-            self._settle()
         return list(self._tasks.values())
 
     def plan(self) -> Plan:
-        """The enabled engine objects by role (with every moved target applied); rebuilt
-        only after a structural change."""
-        if self._unapplied:
-            self._apply_moved()
+        """The enabled engine objects by role; rebuilt only after a structural change."""
         if self._plan is None:
             objectives: list[BaseTask] = []
             constraints: list[Task] = []
@@ -271,30 +247,22 @@ class TaskStack:
         self._tasks[name] = TaskEntry(entry.spec.model_copy(update={"target": merged}), entry.task)
         return merged
 
-    def move_target(self, name: str, given: Mapping[str, Any]) -> tuple[int, TargetValues]:
+    def move_target(self, name: str, given: Mapping[str, Any]) -> None:
         """:meth:`set_target` for an update given as field values by name (valid values
-        of :class:`Target` fields, none None; e.g. a stream message checked against its schema): the
-        same checks, the same canonical target and the same errors; returns it packed
-        (:func:`packed_target`). It reaches the spec and the engine task later (module
-        docstring)."""
+        of :class:`Target` fields, none None: a stream message checked against its
+        schema): the same checks, the same canonical target and the same errors."""
         entry = self._tasks.get(name)
         if entry is None:
             raise TaskNotFound(name, self._tasks)
-        spec = entry.spec
-        shape = entry.kind.target_shape
+        spec, shape = entry.spec, entry.kind.target_shape
         if shape is None:
             raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
-        where = entry.where
-        shape.check_given(given, where)
-        moved = self._moved.get(name)
-        if moved is not None:
-            current: TargetValues | None = moved[1]
-        else:
-            current = None if spec.target is None else packed_target(spec.target)[1]
-        packed = (shape.model_index, shape.complete(current, given, self.model, where))
-        self._moved[name] = packed
-        self._unapplied.add(name)
-        return packed
+        shape.check_given(given, entry.where)
+        current = None if spec.target is None else packed_target(spec.target)[1]
+        values = shape.complete(current, given, self.model, entry.where)
+        target = target_of_values(shape.model_index, values)
+        entry.kind.apply_target(entry.task, target)  # the engine validates before assigning
+        self._tasks[name] = TaskEntry(spec.model_copy(update={"target": target}), entry.task)
 
     def remove_task(self, name: str) -> None:
         self.task(name)
@@ -349,23 +317,6 @@ class TaskStack:
         self._plan = None
 
     # ------------------------------------------------------------- helpers
-    def _apply_moved(self) -> None:
-        """Set the moved targets not yet applied on their engine tasks."""
-        for name in self._unapplied:
-            entry = self._tasks[name]
-            entry.kind.apply_values(entry.task, self._moved[name][1])
-        self._unapplied.clear()
-
-    def _settle(self) -> None:
-        """Put every moved target in its task's spec (and its engine task)."""
-        if self._unapplied:
-            self._apply_moved()
-        for name, (model, values) in self._moved.items():
-            entry = self._tasks[name]
-            target = target_of_values(model, values)
-            self._tasks[name] = TaskEntry(entry.spec.model_copy(update={"target": target}), entry.task)
-        self._moved.clear()
-
     def _merge_target(self, spec: TaskSpecBase, name: str, update: Target) -> Target:
         """The canonical target of task ``name`` after ``update`` of its current one."""
         shape = task_kind(spec).target_shape

@@ -157,4 +157,3 @@ if _StateMessage.__struct_fields__ != STATE_FIELDS:  # pragma: no cover - a defi
 JSON_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
 """The encoder of the JSON ``state`` message (compact; a non-finite number is written as
 ``null``)."""
-

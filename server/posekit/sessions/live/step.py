@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,9 +55,6 @@ class Plan:
     error_slots: list[int] = field(init=False)
     """Per name, the index of its norm in ``error_norms``'s answer (objectives, then
     constraints); tasks reported with a None error point past its end."""
-    slots_in_order: bool = field(init=False)
-    """Whether ``error_slots`` is ``0, 1, …, n-1``: every task has a norm, in stack
-    order (the usual stack), so the norms map to the names as they come."""
 
     compiled: list[tuple[tuple[object, ...], CompiledPlan]] = field(
         init=False, default_factory=list, repr=False, compare=False
@@ -72,47 +67,14 @@ class Plan:
         reported = {name: position[id(task)] for name, task in self.error_tasks}
         slots = [reported.get(name, len(ordered)) for name in self.names]
         object.__setattr__(self, "error_slots", slots)
-        in_order = slots == list(range(len(ordered))) and len(slots) == len(ordered)
-        object.__setattr__(self, "slots_in_order", in_order)
 
 
-class StepSettings(NamedTuple):
-    """The solver settings a step reads, as plain fields: read every step, and a
-    :class:`SolverSettings` attribute goes through pydantic's ``__getattr__`` hook, its
-    ``step_dt`` through a property. :func:`solve_step` takes either."""
-
-    solver: str
-    step_dt: float
-    """The integration timestep [s]."""
-    damping: float
-    tolerance: float
-    """[rad|m] Park below this max ``|Δq_i|``."""
-    paused: bool
-    rate_hz: float
-    """Steps per second [Hz]."""
-
-    @classmethod
-    def of(cls, settings: SolverSettings) -> StepSettings:
-        return cls(
-            settings.solver,
-            settings.step_dt,
-            settings.damping,
-            settings.tolerance,
-            settings.paused,
-            settings.rate_hz,
-        )
-
-
-Settings = SolverSettings | StepSettings
-"""What a step reads its settings from (the same numbers either way)."""
+Settings = SolverSettings
+"""What a step reads its settings from."""
 
 
 class StepOutcome(NamedTuple):
-    """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``.
-
-    A named tuple: made every step (by :data:`_outcome`), and a frozen dataclass costs
-    four ``object.__setattr__`` calls to build.
-    """
+    """What a step did: ``running`` (q moved), ``converged`` (q kept) or ``failed``."""
 
     status: Status
     error: str | None
@@ -122,12 +84,6 @@ class StepOutcome(NamedTuple):
     """Task name → ‖e‖ after the step, in stack order (:func:`step_errors`)."""
     q: list[float]
     """The configuration after the step (the list the state publishes)."""
-
-
-_Fields = tuple[Status, str | None, float, dict[str, float | None], list[float]]
-_outcome: Callable[[_Fields], StepOutcome] = partial(tuple.__new__, StepOutcome)
-"""A :class:`StepOutcome` of its fields, without the named tuple's Python ``__new__``
-(nor a Python frame of our own: a partial of ``tuple.__new__`` is called in C)."""
 
 
 def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> StepOutcome:
@@ -142,7 +98,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
             status: Status = "running" if outcome == ADVANCED else "converged"
             errors = _named_norms(plan, compiled.last_norms())
             q = configuration.data.qpos.tolist()
-            return _outcome((status, None, (time.perf_counter() - start) * 1e6, errors, q))
+            return StepOutcome(status, None, (time.perf_counter() - start) * 1e6, errors, q)
         if outcome == Q_NOT_FINITE:
             configuration.kinematics_changed()
     return _solve_step_again(plan, configuration, settings, start)
@@ -200,7 +156,7 @@ def _solve_step_again(
         if q is None:  # converged: the step's q is the one before it
             q = np.frombuffer(before).tolist()
         errors = step_errors(plan, configuration, settings, compiled)
-    return _outcome((status, error, (time.perf_counter() - start) * 1e6, errors, q))
+    return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors, q)
 
 
 def _compiled_plan(
@@ -290,8 +246,6 @@ def step_errors(
 def _named_norms(plan: Plan, values: list[Any]) -> dict[str, float | None]:
     """Task name → norm, in stack order, of the norms of the plan's objectives then
     constraints (``values``, appended to); None for the tasks without one."""
-    if plan.slots_in_order:  # as many norms as names (zip's strict= costs a keyword parse)
-        return dict(zip(plan.names, values))  # noqa: B905
     values.append(None)
     return dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
 

@@ -42,7 +42,9 @@ def start_q(model: mujoco.MjModel) -> np.ndarray:
     return model.key_qpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key)].copy()
 
 
-def carry_q(old: mujoco.MjModel, new: mujoco.MjModel, q: list[float]) -> tuple[list[float], int, list[str]]:
+def carry_q(
+    old: mujoco.MjModel, new: mujoco.MjModel, q: list[float]
+) -> tuple[list[float], int, list[str]]:
     """``q`` of ``old`` as a q of ``new`` (module docstring); (q, joints kept, joints reset)."""
     previous = {
         old.joint(j).name: (joint_type(old, j), int(old.jnt_qposadr[j]))
