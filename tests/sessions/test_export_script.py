@@ -24,6 +24,7 @@ from posekit.sessions.export.export_code import LIMIT_CODE, TASK_CODE
 from posekit.sessions.export.export_script import is_builtin, keyframe_line, python_script
 from posekit.sessions.kinds import LIMIT_KINDS, TASK_KINDS
 from support.models import REPO_ROOT, needs_menagerie
+from support.robot_files import write_mjcf_arm
 
 REGISTRY = RobotRegistry()
 
@@ -172,3 +173,24 @@ def test_the_keyframe_line_is_the_exact_q() -> None:
     assert "<keyframe>" in xml
     model = mujoco.MjModel.from_xml_string(xml.replace("<keyframe>", f"<keyframe>\n{line}"))
     assert model.key("tuned").qpos.tolist() == q  # bit for bit
+
+
+def test_a_robot_from_a_file_is_embedded_and_solves_as_the_session(tmp_path: Path) -> None:
+    """A robot neither built in nor in Menagerie (here an MJCF arm with an OBJ mesh from a
+    folder) travels in the script as its compiled model: the script runs from another
+    directory, without the robot's files, and steps exactly as the session."""
+    registry = RobotRegistry(menagerie=False)
+    registry.add_file("my_arm", write_mjcf_arm(tmp_path / "robot"))
+    model = registry.model("my_arm")
+    tool = {"name": "tool", "type": "frame", "params": {"frame": "tool"}}
+    q = [0.1, 0.4, -0.3][: model.nq]
+    spec = SessionSpec.model_validate({"robot": "my_arm", "q": q, "tasks": [tool]})
+    session = Session("s", spec, model, "my_arm")
+    target = session.task("tool").target
+    assert target is not None and target.position is not None
+    session.set_target("tool", {"position": [target.position[0] + 0.03, *target.position[1:]]})
+    script = python_script(session.spec(), session.model, session.id)
+    assert "mujoco_menagerie" not in script and "from_binary_path" in script
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _same_steps(session, elsewhere, 20)

@@ -3,7 +3,9 @@
 :func:`python_script` writes a script on the posekit engine API (mink's: ``import
 posekit as mink`` works) that loads the same model — a built-in one from the installed
 ``posekit.models`` package, a Menagerie one through ``mujoco_menagerie`` (which reads
-``MENAGERIE_ROOT`` when set) — builds the same tasks, targets, weights and limits
+``MENAGERIE_ROOT`` when set), any other (a robot from a folder, a file or an upload) from
+the compiled model itself, embedded in the script as MuJoCo's binary model (MJB,
+zlib-compressed, base64; it loads with the same MuJoCo version) — builds the same tasks, targets, weights and limits
 (:mod:`posekit.sessions.export.export_code`), starts from the session's ``q`` and steps
 exactly as a session does (:func:`posekit.sessions.live.step.solve_step`):
 
@@ -17,8 +19,10 @@ script and the session take the same steps. :func:`keyframe_line` is the session
 
 from __future__ import annotations
 
+import base64
 import importlib.resources
 import string
+import zlib
 from xml.sax.saxutils import quoteattr
 
 import mujoco
@@ -122,14 +126,42 @@ def is_builtin(robot: str) -> bool:
     return importlib.resources.files("posekit.models").joinpath(f"{robot}.xml").is_file()
 
 
-def model_loader(robot: str, entry: str | None) -> tuple[str, str]:
+def is_menagerie(robot: str) -> bool:
+    """Whether ``robot`` is named in the installed ``mujoco_menagerie`` package's list."""
+    import mujoco_menagerie
+
+    try:
+        mujoco_menagerie.get(robot)
+    except Exception:  # its UnknownRobotError, or no metadata at all
+        return False
+    return True
+
+
+def model_loader(robot: str, entry: str | None, model: mujoco.MjModel) -> tuple[str, str]:
     """The import and the expression that load the robot's model in a script."""
     if is_builtin(robot):
         return "from posekit.demo import builtin_model", f"builtin_model({literal(robot)})"
-    robot_xml = f"mujoco_menagerie.get({literal(robot)}).xml({literal(entry)})"
+    if is_menagerie(robot):
+        robot_xml = f"mujoco_menagerie.get({literal(robot)}).xml({literal(entry)})"
+        return (
+            "import mujoco_menagerie  # reads MENAGERIE_ROOT when it is set, else downloads once",
+            f"mujoco.MjModel.from_xml_path(str({robot_xml}))",
+        )
+    return "import base64\nimport zlib", embedded_model(model)
+
+
+def embedded_model(model: mujoco.MjModel) -> str:
+    """An expression that rebuilds ``model`` from its MJB bytes, compressed, as text."""
+    buffer = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, buffer)
+    text = base64.b64encode(zlib.compress(buffer.tobytes(), 9)).decode()
+    lines = "\n".join(f"    {text[i : i + 88]!r}" for i in range(0, len(text), 88))
     return (
-        "import mujoco_menagerie  # reads MENAGERIE_ROOT when it is set, else downloads once",
-        f"mujoco.MjModel.from_xml_path(str({robot_xml}))",
+        "mujoco.MjModel.from_binary_path(\n"
+        f'    "model.mjb",  # the compiled model, embedded (MuJoCo {mujoco.__version__})\n'
+        '    {"model.mjb": zlib.decompress(base64.b64decode(\n'
+        f"{lines}\n"
+        "    ))},\n)"
     )
 
 
@@ -170,7 +202,7 @@ def python_script(spec: SessionSpec, model: mujoco.MjModel, session_id: str) -> 
         for limit in spec.limits
     ]
     active = [limit.name or limit.type for limit in spec.limits if limit.enabled]
-    model_import, model_expression = model_loader(spec.robot, spec.entry)
+    model_import, model_expression = model_loader(spec.robot, spec.entry, model)
     q = block(np.array(spec.q), "")
     return TEMPLATE.substitute(
         session_id=session_id,
