@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from posekit.robots import RobotRegistry
 from posekit.robots.category import guess_category
@@ -14,6 +15,7 @@ from posekit.robots.errors import RobotConflict, RobotFileInvalid, UploadTooLarg
 from posekit.robots.loading import model_source
 from posekit.robots.local_robots import file_robot, folder_robots, model_files
 from posekit.robots.presets import preset_reasons
+from posekit.robots.urdf import physical_inertia
 from support.robot_files import write_mjcf_arm, write_urdf_package
 
 
@@ -196,3 +198,38 @@ def test_category_guesses(
     name: str, bodies: list[str], joints: list[str], floating: bool, category: str
 ) -> None:
     assert guess_category(name, bodies, joints, floating) == category
+
+
+@pytest.mark.parametrize(
+    ("moments", "what"),
+    [
+        ('ixx="0.01" ixy="0.02" ixz="0" iyy="0.01" iyz="0" izz="0.01"', "not positive definite"),
+        ('ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.05"', "I1 + I2 < I3"),
+    ],
+)
+def test_a_urdf_inertia_no_rigid_body_has_is_repaired_with_a_note(
+    tmp_path: Path, moments: str, what: str
+) -> None:
+    """URDFs that other tools load but MuJoCo's compiler refuses ("inertia must satisfy
+    A + B >= C", "positive eigenvalues") compile, keeping the link's mass, and say so."""
+    path = write_urdf_package(tmp_path)
+    urdf = path.read_text()
+    assert '<inertia ixx="' in urdf
+    start = urdf.index("<inertia ")
+    path.write_text(urdf[:start] + f"<inertia {moments}/>" + urdf[urdf.index("/>", start) + 2 :])
+    registry = RobotRegistry(menagerie=False)
+    registry.add_file("odd", path)
+    model = registry.model("odd")
+    assert model.nbody >= 3 and (model.body_inertia[1:] > 0).all()  # the world has none
+    source = registry.source("odd", registry.resolve_entry("odd", None))
+    assert source is not None and any("repaired" in note for note in source.notes), what
+
+
+def test_physical_inertia_keeps_a_valid_one_and_its_axes() -> None:
+    valid = np.array([[2.0, 0.1, 0.0], [0.1, 3.0, 0.0], [0.0, 0.0, 4.0]])
+    np.testing.assert_allclose(physical_inertia(valid), valid, atol=1e-15)
+    broken = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 5.0]])
+    fixed = physical_inertia(broken)
+    moments = np.linalg.eigvalsh(fixed)
+    assert moments[2] <= moments[0] + moments[1] + 1e-12
+    assert np.trace(fixed) == pytest.approx(np.trace(broken))

@@ -1,4 +1,4 @@
-"""URDF through MuJoCo's own URDF importer, with its file paths and defaults fixed.
+r"""URDF through MuJoCo's own URDF importer, with its file paths and defaults fixed.
 
 posekit does not interpret URDF itself: it rewrites two things in the XML and hands
 it to :meth:`mujoco.MjSpec.from_string`.
@@ -17,7 +17,12 @@ it to :meth:`mujoco.MjSpec.from_string`.
   by default), links joined by fixed joints stay separate bodies
   (``fusestatic="false"``, so that ``tool0``/``tcp`` frames can be targets), links
   without ``<inertial>`` weigh ``BOUND_MASS`` kg with ``BOUND_INERTIA`` kg m²
-  (MuJoCo refuses massless moving bodies), and meshes in formats MuJoCo cannot read
+  (MuJoCo refuses massless moving bodies), an inertia that is no physical one (not
+  positive definite, or principal moments breaking the triangle inequality
+  :math:`I_1 + I_2 \ge I_3`, as many published URDFs have) is repaired with a note —
+  posekit needs kinematics, and the mass and centre of mass are kept: its principal
+  moments are raised to at least ``BOUND_INERTIA`` and, where the inequality fails,
+  set to their mean (MuJoCo's ``balanceinertia``), about the same principal axes — and meshes in formats MuJoCo cannot read
   (``.dae``, …) are left out, with a note. The robot's root link is fixed to the
   world, as MuJoCo imports it. A ``home`` keyframe is added: every joint at 0, moved
   into its range (:func:`posekit.robots.compile_worker.add_home_keyframe`).
@@ -31,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import numpy as np
+
 from posekit.robots.errors import RobotFileInvalid
 from posekit.robots.references import is_plain_relative, parse_xml, shown
 
@@ -43,6 +50,7 @@ COMPILER_DEFAULTS = {
     "boundmass": str(BOUND_MASS),
     "boundinertia": str(BOUND_INERTIA),
 }
+INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 PACKAGE_SEARCH_DEPTH = 4  # folders below the robot's folder searched for a package
 
 
@@ -110,6 +118,41 @@ def resolve_mesh(value: str, urdf: Path, root: Path, confined: bool) -> Path:
     return path
 
 
+def physical_inertia(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` [kg m²] made a physical inertia (module docstring): principal moments at
+    least ``BOUND_INERTIA`` and, when one exceeds the sum of the other two, all three
+    at their mean; the principal axes kept."""
+    moments, axes = np.linalg.eigh((matrix + matrix.T) / 2)
+    moments = np.maximum(moments, BOUND_INERTIA)
+    if moments[2] > moments[0] + moments[1]:  # eigh sorts them: the largest is last
+        moments[:] = moments.mean()
+    return axes @ np.diag(moments) @ axes.T
+
+
+def _fix_inertia(link: ET.Element, source: UrdfSource) -> None:
+    """Repair a link's ``<inertia>`` that no rigid body has, with a note."""
+    inertia = link.find("inertial/inertia")
+    if inertia is None:
+        return
+    try:
+        xx, xy, xz, yy, yz, zz = (float(inertia.get(key, "0")) for key in INERTIA_KEYS)
+    except ValueError:
+        return  # not numbers: MuJoCo's importer says so
+    matrix = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    fixed = physical_inertia(matrix)
+    if np.allclose(fixed, matrix, rtol=1e-9, atol=1e-12):
+        return
+    for key, (i, j) in zip(
+        INERTIA_KEYS, [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)], strict=True
+    ):
+        inertia.set(key, repr(float(fixed[i, j])))
+    moments = ", ".join(f"{m:.3g}" for m in np.linalg.eigvalsh(matrix))
+    source.notes.append(
+        f"link {link.get('name')!r}: its inertia (principal moments {moments} kg m²) is no "
+        "rigid body's; repaired (moments at least 1e-6, balanced where I1 + I2 < I3)"
+    )
+
+
 def _set_compiler(robot: ET.Element) -> None:
     """Add posekit's defaults to the URDF's ``<mujoco><compiler>`` (kept where set)."""
     extension = robot.find("mujoco")
@@ -134,6 +177,7 @@ def urdf_source(path: Path, root: Path, confined: bool) -> UrdfSource:
         raise RobotFileInvalid(f"{shown(path, root)}: not a URDF (its root is <{robot.tag}>)")
     source = UrdfSource("", [path])
     for link in robot.iter("link"):
+        _fix_inertia(link, source)
         for kind in ("visual", "collision"):
             for item in list(link.findall(kind)):
                 _fix_meshes(item, link, kind, path, root, confined, source)
