@@ -64,12 +64,16 @@ async def _ok_app(scope: Any, receive: Any, send: Any) -> None:
 
 
 def _scope(
-    path: str = "/api/sessions", headers: list | None = None, query: bytes = b"", kind: str = "http"
+    path: str = "/api/sessions",
+    headers: list | None = None,
+    query: bytes = b"",
+    kind: str = "http",
+    method: str = "GET",
 ) -> dict:
     return {
         "type": kind,
         "path": path,
-        "method": "GET",
+        "method": method,
         "headers": headers or [],
         "query_string": query,
     }
@@ -95,6 +99,8 @@ def test_token_is_required_and_accepted_three_ways() -> None:
     assert any(k == b"set-cookie" and v.endswith(b"; Secure") for k, v in behind_tls["headers"])
     ws_query = _call(app, _scope(kind="websocket", query=b"token=s3cret"))
     assert ws_query[0]["status"] == 200  # websockets may give it in the query
+    change = _call(app, _scope(query=b"token=s3cret", method="POST"))  # a change may not
+    assert change[0]["status"] == 401 and b"not in the URL" in change[1]["body"]
     assert _call(app, _scope(path="/api/health"))[0]["status"] == 200
     refused = _call(app, _scope(kind="websocket"))
     assert refused == [{"type": "websocket.close", "code": 4401, "reason": "access token required"}]

@@ -5,7 +5,8 @@ With a token configured, a request is let in when it carries it as
 link (``GET``) is then redirected (307) to the same URL without the token, setting an
 HttpOnly, SameSite=Strict cookie (``Secure`` under https) so the token does not stay in
 the browser's history and the page's own requests and websockets carry it; a websocket
-may give it in its query. Everything else gets 401 (HTTP) or is closed with 4401
+may give it in its query; any other request (a change) may not (401: URLs end up in
+proxies' logs). Everything else gets 401 (HTTP) or is closed with 4401
 (websocket). ``/api/health`` stays open for health checks. Tokens are compared in
 constant time.
 """
@@ -56,25 +57,29 @@ class TokenAuth:
         if self._matches(_bearer(headers)) or self._matches(_cookie(headers)):
             await self.app(scope, receive, send)
             return
+        detail = (
+            "access token required: send 'Authorization: Bearer <token>' "
+            "or open the link with ?token=<token>"
+        )
         if self._matches(query_token):
-            if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
+            if scope["type"] == "websocket":
+                await self.app(scope, receive, send)
+                return
+            if scope.get("method") in ("GET", "HEAD"):
                 await _redirect_with_cookie(
                     send, scope, query_token or "", self._secure(scope, headers)
                 )
-            else:
-                await self.app(scope, receive, send)
-            return
+                return
+            detail = (  # a URL's query ends up in proxies' logs: not for changes
+                "the access token goes in the 'Authorization: Bearer <token>' header (or the "
+                "cookie a link sets), not in the URL of a change"
+            )
         if self._on_reject is not None:
             self._on_reject()
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 4401, "reason": "access token required"})
             return
-        body = json.dumps(
-            {
-                "detail": "access token required: send 'Authorization: Bearer <token>' "
-                "or open the link with ?token=<token>"
-            }
-        ).encode()
+        body = json.dumps({"detail": detail}).encode()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
             (b"content-length", str(len(body)).encode())]})  # fmt: skip
