@@ -92,7 +92,7 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
     limits: StreamLimits = websocket.app.state.stream_limits
     metrics = websocket.app.state.metrics
     binary = encoding == "binary"
-    subscription = session.subscribe(initial_state=False, encoding="binary" if binary else "json")
+    subscription = session.subscribe(initial_state=False)
 
     def refused(code: str) -> None:
         if metrics is not None:

@@ -41,7 +41,7 @@ async def write_stream(
         if binary:
             await websocket.send_bytes(state.binary())
         else:
-            await websocket.send_text(state.json_bytes().decode())
+            await websocket.send_text(state.json())
     reason = subscription.close_reason or "session closed"
     await websocket.send_text(ErrorMessage(code="session_closed", message=reason).model_dump_json())
     await websocket.close(code=4410, reason=reason[:100])

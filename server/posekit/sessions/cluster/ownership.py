@@ -170,9 +170,6 @@ class ClusterOwnership:
         self.persistence.forget(session_id)
         self.host.discard(session_id, reason)
 
-    def room(self) -> int:
-        return self.host.room()
-
     def confirm_stored(self, session: Session, stored: bool) -> None:
         """A change is acknowledged only once stored: when the save was refused (the
         lease is lost, the database is unreachable) the session is dropped here and the

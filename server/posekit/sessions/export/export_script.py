@@ -132,7 +132,7 @@ def is_menagerie(robot: str) -> bool:
 
     try:
         mujoco_menagerie.get(robot)
-    except Exception:  # its UnknownRobotError, or no metadata at all
+    except mujoco_menagerie.MenagerieError:  # UnknownRobotError: not one of its robots
         return False
     return True
 

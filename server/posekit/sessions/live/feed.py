@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 from posekit.sessions.live.state import SessionState
-from posekit.sessions.live.subscription import Encoding, SignalBatch, Subscription
+from posekit.sessions.live.subscription import SignalBatch, Subscription
 from posekit.sessions.live.tasks_snapshot import TasksSnapshot
 
 
@@ -31,10 +31,9 @@ class Feed:
         self,
         loop: asyncio.AbstractEventLoop,
         initial: SessionState | None,
-        encoding: Encoding | None = None,
     ) -> Subscription:
         """A new subscription (already ended when the feed is), offered ``initial``."""
-        subscription = Subscription(loop, self._unsubscribe, encoding)
+        subscription = Subscription(loop, self._unsubscribe)
         with self._lock:
             if self._ended is not None:
                 subscription.end(self._ended)

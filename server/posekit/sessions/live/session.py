@@ -43,7 +43,7 @@ from posekit.sessions.live.q_check import check_q
 from posekit.sessions.live.session_stream import SessionStream
 from posekit.sessions.live.state import SessionState, Status
 from posekit.sessions.live.step import solve_step, task_errors
-from posekit.sessions.live.subscription import Encoding, SignalBatch, Subscription
+from posekit.sessions.live.subscription import SignalBatch, Subscription
 from posekit.sessions.live.tasks_snapshot import TasksSnapshot
 from posekit.sessions.reload.reload_report import ReloadReport
 from posekit.sessions.specs.caps import UNLIMITED, StackCaps
@@ -101,7 +101,7 @@ class Session:
         self.caps = caps
         self.last_reload: ReloadReport | None = None
         self._lock = threading.RLock()
-        self._solver_loop = solver
+        self._scheduler = solver
         self._on_change = on_change
         self._stream = SessionStream()
         self.period = 0.0
@@ -200,22 +200,21 @@ class Session:
         self,
         loop: asyncio.AbstractEventLoop | None = None,
         initial_state: bool = True,
-        encoding: Encoding | None = None,
     ) -> Subscription:
         """A latest-wins feed of states and ``tasks`` messages for an asyncio consumer.
 
         Call from the consumer's event loop (or pass it). The feed starts with the
         latest state unless ``initial_state`` is false.
         """
-        return self._stream.subscribe(loop or asyncio.get_running_loop(), initial_state, encoding)
+        return self._stream.subscribe(loop or asyncio.get_running_loop(), initial_state)
 
     def close(self, reason: str = "session deleted") -> None:
         """Stop solving and end every subscription; the heap is trimmed soon after
         (:func:`~posekit.memory.note_freed`)."""
         with self._lock:
             self.closed = True
-        if self._solver_loop is not None:
-            self._solver_loop.remove(self)
+        if self._scheduler is not None:
+            self._scheduler.remove(self)
         self._stream.feed.end(reason)
         note_freed()
 
@@ -413,7 +412,7 @@ class Session:
         self.last_used = time.monotonic()
         if structural:
             self._stream.offer_tasks(self.tasks_snapshot())
-        if self._solver_loop is not None:
-            self._solver_loop.changed(self)
+        if self._scheduler is not None:
+            self._scheduler.changed(self)
         if self._on_change is not None:
             self._on_change(self)

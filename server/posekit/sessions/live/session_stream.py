@@ -9,7 +9,7 @@ from typing import Any
 
 from posekit.sessions.live.feed import Feed
 from posekit.sessions.live.state import SessionState, Status
-from posekit.sessions.live.subscription import Encoding, SignalBatch, Subscription
+from posekit.sessions.live.subscription import SignalBatch, Subscription
 from posekit.sessions.live.tasks_snapshot import TasksSnapshot
 
 
@@ -71,8 +71,6 @@ class SessionStream:
         """Queue ``message`` (a protocol object) for every watcher."""
         self.feed.broadcast(message)
 
-    def subscribe(
-        self, loop: asyncio.AbstractEventLoop, initial_state: bool, encoding: Encoding | None
-    ) -> Subscription:
+    def subscribe(self, loop: asyncio.AbstractEventLoop, initial_state: bool) -> Subscription:
         initial = self.state if initial_state else None
-        return self.feed.subscribe(loop, initial, encoding)
+        return self.feed.subscribe(loop, initial)

@@ -54,7 +54,7 @@ class SessionState:
     revision: int = 0
     throttled: bool = False
     rate_hz: float = 0.0
-    _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    _json: str | None = field(default=None, init=False, repr=False, compare=False)
     _binary: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def message(self) -> dict[str, Any]:
@@ -77,30 +77,10 @@ class SessionState:
         }
 
     def json(self) -> str:
-        """The ``state`` message as JSON text (:meth:`json_bytes`, decoded)."""
-        return self.json_bytes().decode()
-
-    def json_bytes(self) -> bytes:
-        """The ``state`` message as JSON text in UTF-8, encoded once for all watchers
-        (from a :class:`_StateMessage`: the same text as :meth:`message` without
-        building its dict)."""
+        """The ``state`` message (:meth:`message`) as JSON text, encoded once for all the
+        session's watchers."""
         if self._json is None:
-            self._json = JSON_ENCODER.encode(
-                _StateMessage(
-                    self.seq,
-                    self.time,
-                    self.q,
-                    self.errors,
-                    self.converged,
-                    self.status,
-                    self.error,
-                    self.solve_us,
-                    self.ref,
-                    self.revision,
-                    self.throttled,
-                    self.rate_hz,
-                )
-            )
+            self._json = JSON_ENCODER.encode(self.message()).decode()
         return self._json
 
     def binary(self) -> bytes:
@@ -133,26 +113,6 @@ def _plain(value: object) -> object:
         return value.item()
     raise TypeError(f"a state holds a {type(value).__name__}, which JSON cannot encode")
 
-
-class _StateMessage(msgspec.Struct, tag_field="type", tag="state"):
-    """The JSON ``state`` message: ``type``, then :data:`STATE_FIELDS` (checked at import)."""
-
-    seq: int
-    time: float
-    q: Any
-    errors: Any
-    converged: bool
-    status: str
-    error: Any
-    solve_us: float
-    ref: Any
-    revision: int
-    throttled: bool
-    rate_hz: float
-
-
-if _StateMessage.__struct_fields__ != STATE_FIELDS:  # pragma: no cover - a definition error
-    raise TypeError("_StateMessage's fields must be SessionState's, in order")
 
 JSON_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
 """The encoder of the JSON ``state`` message (compact; a non-finite number is written as

@@ -15,13 +15,11 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from posekit.sessions.live.state import SessionState
 from posekit.sessions.live.tasks_snapshot import TasksSnapshot
 
 MAX_MESSAGES = 16
-Encoding = Literal["json", "binary"]
 
 
 @dataclass
@@ -77,12 +75,8 @@ class Subscription:
         self,
         loop: asyncio.AbstractEventLoop,
         on_close: Callable[[Subscription], None],
-        encoding: Encoding | None = None,
     ) -> None:
         self.loop = loop
-        self.encoding = encoding
-        """How its consumer sends states (``json``, ``binary``; None: it reads the
-        objects)."""
         self._on_close = on_close
         self._woken = asyncio.Event()  # set on the loop only
         self._state: SessionState | None = None

@@ -91,12 +91,12 @@ _Entry = tuple[float, int, Steppable]  # (due, token, session)
 
 
 class Solver:
-    """Steps live sessions at their rates on one thread (module docstring).
+    """Steps live sessions at their rates, on an event loop (module docstring).
 
     Args:
         capacity: Seconds of solving per second the sessions may take together before
             the heaviest are throttled (a fraction of one core; ``inf``: never).
-        name: The thread's name.
+        name: The name of its own thread, when it runs one (started outside a loop).
     """
 
     def __init__(self, capacity: float = math.inf, name: str = "posekit-solver") -> None:
@@ -282,11 +282,11 @@ class Solver:
             if slot is None:
                 return solve_us  # removed meanwhile
             slot.last_step = now
+            base = due if slot.replaced is None else slot.replaced
+            slot.replaced = None
             if running and slot.due is None:  # not rescheduled by a change meanwhile
                 # On cadence from when it (or the regular step a change replaced) was
                 # due, so that changes do not raise the rate; a step late by more than
                 # a period slides to now (behind those due before it), never piling up.
-                base = due if slot.replaced is None else slot.replaced
-                slot.replaced = None
                 self._push(self._cadence, session, slot, max(base + period, now), urgent=False)
         return solve_us
