@@ -100,11 +100,9 @@ def serve(
     import uvicorn
 
     from posekit.app import create_app
-    from posekit.collector import tune_collector
     from posekit.memory import limit_malloc_arenas
 
     limit_malloc_arenas()
-    tune_collector()
     settings = Settings.from_env()
     given = {"robot_file": robot_file, "robots_dir": robots_dir, "log_level": log_level}
     settings = settings.model_copy(update={k: v for k, v in given.items() if v})

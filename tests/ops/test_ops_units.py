@@ -138,20 +138,3 @@ def test_sqlite_store_round_trip_and_durability(tmp_path: Path) -> None:
     other.close()
     store.close()
     assert list(SQLiteStore(path).load_all()) == [("a", {"robot": "arm7", "q": [1.0] * 7}, 2)]
-
-
-def test_rate_meter_reports_the_recent_step_rate() -> None:
-    from posekit.api.observability import RateMeter
-
-    meter = RateMeter(window=5.0)
-    assert meter.rate(now=100.0) == 0.0
-    for tick in range(600):  # 100 per second for 6 s
-        meter.tick(now=100.0 + tick / 100.0)
-    assert meter.count == 600
-    assert meter.rate(now=106.0) == pytest.approx(100.0, rel=0.05)
-    assert meter.rate(now=200.0) == 0.0  # idle for long: nothing recent
-    batched = RateMeter(window=5.0)
-    for tick in range(60):  # batches of 10 events, 10 batches per second
-        batched.tick(now=100.0 + tick / 10.0, events=10)
-    assert batched.count == 600
-    assert batched.rate(now=106.0) == pytest.approx(100.0, rel=0.05)

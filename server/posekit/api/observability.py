@@ -18,7 +18,6 @@ import re
 import secrets
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -126,35 +125,6 @@ def configure_logging(level: str = "info", log_format: str = "auto") -> None:
     logging.getLogger("uvicorn").setLevel(quiet)
 
 
-class RateMeter:
-    """Events per second over the last ``window`` seconds, from a counter sampled once a
-    second by its single writer (cheap enough to call on every solve step)."""
-
-    def __init__(self, window: float = 5.0) -> None:
-        self.window = window
-        self.count = 0
-        self._samples: deque[tuple[float, int]] = deque(maxlen=int(window) + 2)
-        self._next_sample = 0.0
-
-    def tick(self, now: float | None = None, events: int = 1) -> None:
-        """Count ``events`` events (from one thread only)."""
-        self.count += events
-        now = time.monotonic() if now is None else now
-        if now >= self._next_sample:
-            self._samples.append((now, self.count))
-            self._next_sample = now + 1.0
-
-    def rate(self, now: float | None = None) -> float:
-        """Mean events per second over about the last ``window`` seconds (0 when idle)."""
-        now = time.monotonic() if now is None else now
-        samples = [s for s in list(self._samples) if now - s[0] <= self.window + 1.0]
-        if not samples:
-            return 0.0
-        start_time, start_count = samples[0]
-        elapsed = max(now - start_time, 1.0)
-        return (self.count - start_count) / elapsed
-
-
 class Metrics:
     """posekit's metrics in a registry of their own (one per app), exposed by
     ``GET /api/metrics`` in the Prometheus text format through ``prometheus_client``."""
@@ -163,15 +133,9 @@ class Metrics:
         disable_created_metrics()  # no ``*_created`` series: the names stay as they were
         self.registry = CollectorRegistry(auto_describe=True)
         GCCollector(registry=self.registry)  # python_gc_*: this process's collections
-        self.step_rate = RateMeter()
         self._steps = Counter(
             "posekit_steps", "IK solve steps since start.", registry=self.registry
         )
-        Gauge(
-            "posekit_steps_per_second",
-            "IK solve steps per second, last 5 s.",
-            registry=self.registry,
-        ).set_function(self.step_rate.rate)
         self._solve_time = Histogram(
             "posekit_solve_time_us",
             "Duration of a solve step [µs].",
@@ -202,15 +166,12 @@ class Metrics:
         Gauge(name, help_text, registry=self.registry).set_function(read)
 
     def observe_steps(self, solve_us: Sequence[float]) -> None:
-        """Count solve steps and their durations [µs]: a batch of states at once (one
-        counter update and one rate tick however many; each duration into the
-        histogram)."""
+        """Count solve steps and their durations [µs] (a batch of states at once)."""
         if not solve_us:
             return
         self._steps.inc(len(solve_us))
         for duration in solve_us:
             self._solve_time.observe(duration)
-        self.step_rate.tick(events=len(solve_us))
 
     def count_ws_refusal(self, code: str) -> None:
         """Count a refused websocket client message by error code."""

@@ -38,6 +38,41 @@ PROTOCOL = 1
 Ref = Annotated[str, Field(max_length=128)] | int | float | bool | None
 
 
+STATE_EXAMPLE: dict[str, Any] = {
+    "type": "state",
+    "seq": 42,
+    "time": 1795390000.25,
+    "q": [0.0, 0.45, 0.0, -1.25, 0.0, 1.44, 0.0],
+    "errors": {"ee": 0.0004, "posture": 0.31},
+    "converged": False,
+    "status": "running",
+    "error": None,
+    "solve_us": 96.5,
+    "ref": 17,
+    "revision": 9,
+    "throttled": False,
+    "rate_hz": 60.0,
+}
+SUMMARY_EXAMPLE: dict[str, Any] = {
+    "id": "4b25bf3b",
+    "robot": "arm7",
+    "entry": "arm7",
+    "nq": 7,
+    "nv": 7,
+    "joint_names": [f"joint{i}" for i in range(1, 8)],
+    "created": 1795390000.0,
+    "status": "running",
+    "error": None,
+    "seq": 42,
+    "revision": 9,
+    "watchers": 1,
+    "tasks": ["ee", "posture"],
+    "limits": ["configuration"],
+    "solver": SolverSettings().model_dump(),
+    "links": {"self": "/api/sessions/4b25bf3b", "stream": "/api/sessions/4b25bf3b/stream"},
+}
+
+
 class DatabaseHealth(BaseModel):
     """The sessions' database as a replica sees it."""
 
@@ -82,27 +117,7 @@ class Health(BaseModel):
 class StateMessage(BaseModel):
     """The latest solved state (also the websocket ``state`` message)."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "type": "state",
-                    "seq": 42,
-                    "time": 1795390000.25,
-                    "q": [0.0, 0.45, 0.0, -1.25, 0.0, 1.44, 0.0],
-                    "errors": {"ee": 0.0004, "posture": 0.31},
-                    "converged": False,
-                    "status": "running",
-                    "error": None,
-                    "solve_us": 96.5,
-                    "ref": 17,
-                    "revision": 9,
-                    "throttled": False,
-                    "rate_hz": 60.0,
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [STATE_EXAMPLE]})
 
     type: Literal["state"] = Field("state", description="Always 'state'.")
     seq: int = Field(description="Step counter, strictly increasing.")
@@ -137,49 +152,7 @@ class StateMessage(BaseModel):
 class SessionSummary(BaseModel):
     """A session's identity and status."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": "4b25bf3b",
-                    "robot": "arm7",
-                    "entry": "arm7",
-                    "nq": 7,
-                    "nv": 7,
-                    "joint_names": [
-                        "joint1",
-                        "joint2",
-                        "joint3",
-                        "joint4",
-                        "joint5",
-                        "joint6",
-                        "joint7",
-                    ],
-                    "created": 1795390000.0,
-                    "status": "running",
-                    "error": None,
-                    "seq": 42,
-                    "revision": 9,
-                    "watchers": 1,
-                    "tasks": ["ee", "posture"],
-                    "limits": ["configuration"],
-                    "solver": {
-                        "solver": "daqp",
-                        "dt": None,
-                        "damping": 1e-06,
-                        "rate_hz": 60.0,
-                        "stream_hz": 60.0,
-                        "tolerance": 1e-06,
-                        "paused": False,
-                    },
-                    "links": {
-                        "self": "/api/sessions/4b25bf3b",
-                        "stream": "/api/sessions/4b25bf3b/stream",
-                    },
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [SUMMARY_EXAMPLE]})
 
     id: str = Field(description="Session id, used in every session URL.")
     robot: str
@@ -226,60 +199,7 @@ class SessionDetail(SessionSummary):
     """A session with its latest state."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": "4b25bf3b",
-                    "robot": "arm7",
-                    "entry": "arm7",
-                    "nq": 7,
-                    "nv": 7,
-                    "joint_names": [
-                        "joint1",
-                        "joint2",
-                        "joint3",
-                        "joint4",
-                        "joint5",
-                        "joint6",
-                        "joint7",
-                    ],
-                    "created": 1795390000.0,
-                    "status": "running",
-                    "error": None,
-                    "seq": 42,
-                    "revision": 9,
-                    "watchers": 1,
-                    "tasks": ["ee", "posture"],
-                    "limits": ["configuration"],
-                    "solver": {
-                        "solver": "daqp",
-                        "dt": None,
-                        "damping": 1e-06,
-                        "rate_hz": 60.0,
-                        "stream_hz": 60.0,
-                        "tolerance": 1e-06,
-                        "paused": False,
-                    },
-                    "links": {
-                        "self": "/api/sessions/4b25bf3b",
-                        "stream": "/api/sessions/4b25bf3b/stream",
-                    },
-                    "state": {
-                        "type": "state",
-                        "seq": 42,
-                        "time": 1795390000.25,
-                        "q": [0.0, 0.45, 0.0, -1.25, 0.0, 1.44, 0.0],
-                        "errors": {"ee": 0.0004, "posture": 0.31},
-                        "converged": False,
-                        "status": "running",
-                        "error": None,
-                        "solve_us": 96.5,
-                        "ref": 17,
-                        "revision": 9,
-                    },
-                }
-            ]
-        }
+        json_schema_extra={"examples": [{**SUMMARY_EXAMPLE, "state": STATE_EXAMPLE}]}
     )
 
     state: StateMessage

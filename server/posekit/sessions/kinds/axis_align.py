@@ -14,7 +14,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import AxisAlignTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import AnyTarget, DirectionTarget, Target, vector
+from posekit.sessions.kinds.target import DirectionTarget, Target, vector
 from posekit.sessions.kinds.target_shape import DirectionShape
 from posekit.sessions.specs.types import FrameType
 
@@ -55,7 +55,7 @@ class AxisAlignKind(TaskKind[AxisAlignTaskSpec, AxisAlignTask]):
     def read_target(self, task: AxisAlignTask) -> Target:
         return DirectionTarget.model_construct(direction=vector(task.target_dir))
 
-    def apply_target(self, task: AxisAlignTask, target: AnyTarget) -> None:
+    def apply_target(self, task: AxisAlignTask, target: Target) -> None:
         task.set_target(np.array(target.direction))
 
     def gizmo_anchor(self, spec: AxisAlignTaskSpec) -> tuple[str, FrameType]:

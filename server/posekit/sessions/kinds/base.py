@@ -22,7 +22,7 @@ from posekit.ik.limits import Limit
 from posekit.ik.tasks import BaseTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.patch import limit_patch_model, task_patch_model
-from posekit.sessions.kinds.target import AnyTarget, Target
+from posekit.sessions.kinds.target import Target
 from posekit.sessions.kinds.target_shape import TargetShape
 from posekit.sessions.specs.types import FrameType, Name, Role
 
@@ -90,7 +90,7 @@ class TaskKind(ABC, Generic[S, T]):
         """The engine task's current target, canonical."""
         raise TypeError(f"tasks of type {self.type!r} have no target")
 
-    def apply_target(self, task: T, target: AnyTarget) -> None:
+    def apply_target(self, task: T, target: Target) -> None:
         """Set a canonical target on the engine task (which validates it again)."""
         raise TypeError(f"tasks of type {self.type!r} have no target")
 

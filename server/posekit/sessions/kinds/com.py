@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 
 from posekit.ik.tasks import ComTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import AnyTarget, PointTarget, Target, vector
+from posekit.sessions.kinds.target import PointTarget, Target, vector
 from posekit.sessions.kinds.target_shape import PointShape
 from posekit.sessions.specs.types import Cost3, Gain, LmDamping
 
@@ -62,5 +62,5 @@ class ComKind(TaskKind[ComTaskSpec, ComTask]):
     def read_target(self, task: ComTask) -> Target:
         return PointTarget.model_construct(position=vector(task.target_com))
 
-    def apply_target(self, task: ComTask, target: AnyTarget) -> None:
+    def apply_target(self, task: ComTask, target: Target) -> None:
         task.set_target(np.array(target.position))

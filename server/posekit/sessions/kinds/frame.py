@@ -15,7 +15,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import FrameTask
 from posekit.robots.presets import task_name
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
-from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
+from posekit.sessions.kinds.target import PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.kinds.target_shape import PoseShape
 from posekit.sessions.specs.types import Cost3, FrameType, Gain, LmDamping, MujocoName
 
@@ -86,7 +86,7 @@ class FrameKind(TaskKind[FrameTaskSpec, FrameTask]):
     def read_target(self, task: FrameTask) -> Target:
         return pose_target(task.transform_target_to_world)
 
-    def apply_target(self, task: FrameTask, target: AnyTarget) -> None:
+    def apply_target(self, task: FrameTask, target: Target) -> None:
         task.set_target(target_pose(target))
 
     def default_name(self, spec: FrameTaskSpec) -> str:

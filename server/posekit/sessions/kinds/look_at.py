@@ -14,7 +14,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import LookAtTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.pointing_params import PointingParams
-from posekit.sessions.kinds.target import AnyTarget, PointTarget, Target, vector
+from posekit.sessions.kinds.target import PointTarget, Target, vector
 from posekit.sessions.kinds.target_shape import PointShape
 
 
@@ -53,5 +53,5 @@ class LookAtKind(TaskKind[LookAtTaskSpec, LookAtTask]):
     def read_target(self, task: LookAtTask) -> Target:
         return PointTarget.model_construct(position=vector(task.target_pos))
 
-    def apply_target(self, task: LookAtTask, target: AnyTarget) -> None:
+    def apply_target(self, task: LookAtTask, target: Target) -> None:
         task.set_target(np.array(target.position))

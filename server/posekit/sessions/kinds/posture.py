@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 from posekit.ik.tasks import PostureTask
 from posekit.sessions.kinds.base import Params, TaskKind, TaskSpecBase
 from posekit.sessions.kinds.resolve import per_dof_cost
-from posekit.sessions.kinds.target import AnyTarget, PostureTarget, Target, vector
+from posekit.sessions.kinds.target import PostureTarget, Target, vector
 from posekit.sessions.kinds.target_shape import PostureShape
 from posekit.sessions.specs.types import Gain, LmDamping, MujocoName, NonNegativeFloat
 
@@ -70,5 +70,5 @@ class PostureKind(TaskKind[PostureTaskSpec, PostureTask]):
     def read_target(self, task: PostureTask) -> Target:
         return PostureTarget.model_construct(q=vector(task.target_q))
 
-    def apply_target(self, task: PostureTask, target: AnyTarget) -> None:
+    def apply_target(self, task: PostureTask, target: Target) -> None:
         task.set_target(np.array(target.q))

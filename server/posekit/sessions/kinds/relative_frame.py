@@ -13,7 +13,7 @@ from posekit.ik.frames import resolve_frame_id
 from posekit.ik.tasks import RelativeFrameTask
 from posekit.sessions.kinds.base import TaskKind, TaskSpecBase
 from posekit.sessions.kinds.frame import FrameParams
-from posekit.sessions.kinds.target import AnyTarget, PoseTarget, Target, pose_target, target_pose
+from posekit.sessions.kinds.target import PoseTarget, Target, pose_target, target_pose
 from posekit.sessions.kinds.target_shape import PoseShape
 from posekit.sessions.specs.types import FrameType, MujocoName
 
@@ -88,7 +88,7 @@ class RelativeFrameKind(TaskKind[RelativeFrameTaskSpec, RelativeFrameTask]):
     def read_target(self, task: RelativeFrameTask) -> Target:
         return pose_target(task.transform_target_to_root)
 
-    def apply_target(self, task: RelativeFrameTask, target: AnyTarget) -> None:
+    def apply_target(self, task: RelativeFrameTask, target: Target) -> None:
         task.set_target(target_pose(target))
 
     def gizmo_anchor(self, spec: RelativeFrameTaskSpec) -> tuple[str, FrameType]:

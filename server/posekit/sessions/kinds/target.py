@@ -16,8 +16,7 @@ quaternion, a direction is a unit vector, a posture is ``q`` of size nq.
 
 from __future__ import annotations
 
-import operator
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -89,39 +88,6 @@ class Target(LeaveOut):
 
 TARGET_FIELDS: tuple[str, ...] = tuple(Target.model_fields)
 """The fields of a :class:`Target`, in order."""
-
-field_values = operator.attrgetter(*TARGET_FIELDS)
-"""A target's field values in :data:`TARGET_FIELDS` order."""
-
-
-class CanonicalFields(NamedTuple):
-    """A canonical target's field values by name, as a kind's ``apply_target`` reads
-    them: a moved target is applied to its engine task from these, its model built only
-    when its spec is read (:mod:`~posekit.sessions.live.stack`)."""
-
-    position: list[float] | None
-    wxyz: list[float] | None
-    direction: list[float] | None
-    q: list[float] | None
-    keyframe: str | None
-
-
-assert CanonicalFields._fields == TARGET_FIELDS
-AnyTarget = Target | CanonicalFields
-"""A target model, or its canonical values by name (what ``apply_target`` takes)."""
-
-
-def packed_target(target: Target) -> tuple[int, tuple[Any, ...]]:
-    """A target as plain values: the index of its model in :data:`TARGET_MODELS` and its
-    field values (how the task stack keeps moved targets until it needs their models)."""
-    return TARGET_MODELS.index(type(target)), field_values(target)
-
-
-def target_of_values(model: int, values: tuple[Any, ...]) -> Target:
-    """The target :func:`packed_target` packed (the same model, the same fields set)."""
-    return TARGET_MODELS[model].model_construct(
-        **{k: v for k, v in zip(TARGET_FIELDS, values, strict=True) if v is not None}
-    )
 
 
 class PoseTarget(Target):
@@ -207,16 +173,6 @@ class PostureTarget(Target):
         return self
 
 
-TARGET_MODELS: tuple[type[Target], ...] = (
-    Target,
-    PoseTarget,
-    PointTarget,
-    DirectionTarget,
-    PostureTarget,
-)
-"""Every target model, in a fixed order (how packed target values name their model)."""
-
-
 def pose_target(pose: SE3 | None) -> Target:
     """A pose target from an engine pose (:class:`TargetNotSet` when there is none)."""
     if pose is None:
@@ -225,7 +181,7 @@ def pose_target(pose: SE3 | None) -> Target:
     return PoseTarget.model_construct(position=values[4:], wxyz=values[:4])
 
 
-def target_pose(target: AnyTarget) -> SE3:
+def target_pose(target: Target) -> SE3:
     """The engine pose of a canonical pose target."""
     return SE3(np.array([*(target.wxyz or ()), *(target.position or ())]))
 

@@ -42,7 +42,6 @@ from posekit.sessions.kinds import (
     task_kind,
 )
 from posekit.sessions.kinds.base import AnyTaskKind
-from posekit.sessions.kinds.target import packed_target, target_of_values
 from posekit.sessions.live.step import Plan
 from posekit.sessions.specs.caps import UNLIMITED, StackCaps
 
@@ -249,20 +248,8 @@ class TaskStack:
 
     def move_target(self, name: str, given: Mapping[str, Any]) -> None:
         """:meth:`set_target` for an update given as field values by name (valid values
-        of :class:`Target` fields, none None: a stream message checked against its
-        schema): the same checks, the same canonical target and the same errors."""
-        entry = self._tasks.get(name)
-        if entry is None:
-            raise TaskNotFound(name, self._tasks)
-        spec, shape = entry.spec, entry.kind.target_shape
-        if shape is None:
-            raise InvalidRequest(f"task {name!r} of type {spec.type!r} takes no target")
-        shape.check_given(given, entry.where)
-        current = None if spec.target is None else packed_target(spec.target)[1]
-        values = shape.complete(current, given, self.model, entry.where)
-        target = target_of_values(shape.model_index, values)
-        entry.kind.apply_target(entry.task, target)  # the engine validates before assigning
-        self._tasks[name] = TaskEntry(spec.model_copy(update={"target": target}), entry.task)
+        of :class:`Target` fields: a stream message checked against its schema)."""
+        self.set_target(name, Target.model_construct(**given))
 
     def remove_task(self, name: str) -> None:
         self.task(name)

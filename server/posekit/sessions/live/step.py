@@ -114,48 +114,30 @@ def _solve_step_again(
     status: Status = "running"
     error = None
     compiled = None
-    qpos = configuration.data.qpos
-    # q before the step, as raw bytes (a fifth of a tolist()): made a list only when
-    # the step does not move q (converged), restored when integration fails.
-    before = qpos.tobytes()
-    q: list[float] | None = None
+    before = configuration.data.qpos.copy()
     try:
         compiled = _compiled_plan(plan, configuration, settings, dt)
         velocity = compiled.solve() if compiled is not None else None
         if velocity is None:
             velocity = _solve_again(plan, configuration, settings, compiled)
-        # Small vectors: Python over a list beats NumPy's per-call overhead. A sum is
-        # not finite when any entry is NaN or infinite (sorting could misplace a NaN).
-        values = velocity.tolist()
-        if not math.isfinite(sum(values)):
+        if not np.isfinite(velocity).all():
             raise NoSolutionFound(settings.solver, "the solution is not finite")
-        # max|v_i| dt < tol, as v_max dt < tol and -v_min dt < tol (a rounded product
-        # is monotonic in its factor: the same test) from one sort: in CPython 3.11
-        # max() parses its keyword arguments on every call, and map(abs) is a call an
-        # entry. No velocity: max|v_i| = 0.
-        ordered = sorted(values) or [0.0]
-        tolerance = settings.tolerance
-        if ordered[-1] * dt < tolerance and -ordered[0] * dt < tolerance:
+        if velocity.size == 0 or np.abs(velocity).max() * dt < settings.tolerance:
             status = "converged"
         else:
             configuration.integrate_inplace(velocity, dt)
-            moved = qpos.tolist()
-            if not math.isfinite(sum(moved)):
-                qpos[:] = np.frombuffer(before)  # as it was, bit for bit, unchecked
-                configuration.update()
+            if not np.isfinite(configuration.data.qpos).all():
+                configuration.update(before)
                 raise NoSolutionFound(settings.solver, "integration gave a non-finite q")
-            q = moved
     except PosekitError as exc:
         status, error = "failed", str(exc)
     except (ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     if status == "failed":
-        q = qpos.tolist()  # whatever a failing call left in the configuration
         errors = task_errors(plan, configuration)
     else:
-        if q is None:  # converged: the step's q is the one before it
-            q = np.frombuffer(before).tolist()
         errors = step_errors(plan, configuration, settings, compiled)
+    q = configuration.data.qpos.tolist()
     return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors, q)
 
 
