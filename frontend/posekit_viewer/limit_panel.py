@@ -21,6 +21,7 @@ from posekit_viewer.panel_support import (
     object_names,
     scalar_joints,
 )
+from posekit_viewer.typed_number import TypedNumber
 
 DEFAULT_MIN_DISTANCE = 0.01  # [m]
 DETECTION_MARGIN = 0.04  # [m] detection distance beyond the minimum distance
@@ -87,10 +88,14 @@ class LimitPanel:
             if from_client(event):
                 apply_change(event.client, lambda: self._set_joint_ranges(self.joint_ranges.value))
 
-        @self.max_speed.on_update
-        def _(event: Any) -> None:
-            if from_client(event):
-                apply_change(event.client, lambda: self._set_max_speed(float(self.max_speed.value)))
+        def set_speed(event: Any, speed: float) -> bool:
+            def change() -> bool:
+                self._set_max_speed(speed)
+                return True
+
+            return apply_change(event.client, change) is not None
+
+        self._typed_speed = TypedNumber(self.max_speed, set_speed)
 
         @self.pair_kind.on_update
         def _(_: Any) -> None:
@@ -151,7 +156,9 @@ class LimitPanel:
             ),
             0.0,
         )
-        show(self.max_speed, speed)
+        if not self._typed_speed.pending:
+            show(self.max_speed, speed)
+            self._typed_speed.show(speed)
 
     def _rebuild(self, specs: list[Any]) -> None:
         for row in self._rows:

@@ -4,8 +4,8 @@ Weights span decades (a posture cost of 0.001 next to a frame cost of 1), so the
 slider moves along the exponent: slider position :math:`p = \\log_{10} v`, value
 :math:`v = 10^{p}`, rounded to ``SIGNIFICANT`` significant digits so that a drag gives
 readable numbers. The number field under it holds the exact value: a value typed there
-is kept as typed and the slider follows (values outside the slider's range, 0
-included, put it at its nearest end). Viser's slider has a number box of its own,
+is kept as typed and applied once typing pauses (:class:`TypedNumber`), and the slider
+follows (values outside the slider's range, 0 included, put it at its nearest end). Viser's slider has a number box of its own,
 which shows the exponent (viser has no public way to hide it for one slider).
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 import viser
 
 from posekit_viewer.panel_support import Follower, from_client
+from posekit_viewer.typed_number import TypedNumber
 
 SIGNIFICANT = 3  # digits of a value set by dragging
 SLIDER_STEP = 0.01  # [decades]: 1 % apart at most
@@ -88,12 +89,13 @@ class LogSlider:
                 if on_change(event, value):
                     self.number.value = value  # type: ignore[misc]  # viser 1.1: typed read-only
 
-        @self.number.on_update
-        def _(event: Any) -> None:
-            if from_client(event):
-                value = float(self.number.value)
-                if on_change(event, value):
-                    self.slider.value = to_slider(value, self.low, self.high)  # type: ignore[misc]
+        def typed(event: Any, value: float) -> bool:
+            if not on_change(event, value):
+                return False
+            self.slider.value = to_slider(value, self.low, self.high)  # type: ignore[misc]
+            return True
+
+        self._typed = TypedNumber(self.number, typed)
 
     @property
     def value(self) -> float:
@@ -102,8 +104,9 @@ class LogSlider:
 
     def show(self, value: float) -> None:
         """Show a value set elsewhere (left alone while a browser is changing it)."""
-        if self._follower.editing(self.slider) or self._follower.editing(self.number):
+        if self._typed.pending or any(map(self._follower.editing, (self.slider, self.number))):
             return
         # The slider first: once ``value`` (the number's) reads the new value, so does it.
         self._follower.show(self.slider, to_slider(float(value), self.low, self.high))
         self._follower.show(self.number, float(value))
+        self._typed.show(float(value))

@@ -12,7 +12,7 @@ from posekit.robots import RobotRegistry
 from posekit.robots.category import guess_category
 from posekit.robots.compile_check import ModelCaps, check_compiles
 from posekit.robots.errors import RobotConflict, RobotFileInvalid, UploadTooLarge
-from posekit.robots.loading import model_source
+from posekit.robots.loading import compile_source, model_source
 from posekit.robots.local_robots import file_robot, folder_robots, model_files
 from posekit.robots.presets import preset_reasons
 from posekit.robots.urdf import physical_inertia
@@ -67,15 +67,40 @@ def test_urdf_meshes_by_package_and_defaults_for_what_urdf_lacks(tmp_path: Path)
     assert "end effector" in reasons["tool0"] and "'tool'" in reasons["tool0"]
 
 
-def test_urdf_meshes_in_formats_mujoco_cannot_read_are_left_out_with_a_note(
-    tmp_path: Path,
-) -> None:
+def test_urdf_meshes_in_formats_nobody_reads_are_left_out_with_a_note(tmp_path: Path) -> None:
     urdf = write_urdf_package(tmp_path)
-    urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.dae"))
+    urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.step"))
     robot = file_robot("two_link", urdf)
     source = model_source(robot, robot.default_entry)
-    assert len(source.notes) == 1 and "upper_arm.dae" in source.notes[0]
+    assert len(source.notes) == 1 and "upper_arm.step" in source.notes[0]
     assert "left out" in source.notes[0]
+
+
+@pytest.mark.parametrize("form", ["collada", "ascii stl"])
+def test_collada_and_ascii_stl_meshes_are_converted_with_their_shapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """ROS packages give visual meshes as COLLADA and some STL as ASCII: MuJoCo reads
+    neither, so they are converted (to a cache folder) and keep their size."""
+    import trimesh
+
+    monkeypatch.setenv("POSEKIT_MESH_CACHE", str(tmp_path / "cache"))
+    urdf = write_urdf_package(tmp_path)
+    meshes = urdf.parent.parent / "meshes"
+    box = trimesh.creation.box(extents=(0.05, 0.05, 0.3))
+    if form == "collada":
+        box.export(meshes / "upper_arm.dae")
+        urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.dae"))
+    else:
+        (meshes / "upper_arm.stl").write_text(trimesh.exchange.stl.export_stl_ascii(box))
+    robot = file_robot("two_link", urdf)
+    source = model_source(robot, robot.default_entry)
+    assert any("converted to STL" in note for note in source.notes), source.notes
+    model = compile_source(source)
+    assert model.nmesh == 1
+    vertices = model.mesh_vert[: model.mesh_vertnum[0]]
+    extent = sorted(vertices.max(axis=0) - vertices.min(axis=0))
+    assert extent == pytest.approx([0.05, 0.05, 0.3], abs=1e-6)
 
 
 def test_a_leaf_is_the_end_effector_when_no_name_says_one() -> None:
@@ -198,6 +223,25 @@ def test_category_guesses(
     name: str, bodies: list[str], joints: list[str], floating: bool, category: str
 ) -> None:
     assert guess_category(name, bodies, joints, floating) == category
+
+
+QUADRUPED = [f"{leg}_{part}" for leg in ("FL", "FR", "HL", "HR") for part in ("SHOULDER", "FOOT")]
+HUMANOID = ["l_foot", "l_foot_dh_frame", "r_foot", "r_foot_dh_frame", "l_hand", "r_hand"]
+
+
+@pytest.mark.parametrize(
+    ("bodies", "floating", "serial", "category"),
+    [
+        (QUADRUPED, True, None, "quadruped"),  # shoulders of legs make no humanoid
+        (HUMANOID, True, None, "humanoid"),  # two frames a foot are still two feet
+        (["link1", "hand", "leftfinger", "rightfinger"], False, 7, "arm"),  # a Panda
+        (["palm", "link_0.0", "link_4.0", "link_8.0"], False, 0, "end_effector"),  # a hand
+    ],
+)
+def test_categories_of_real_trees(
+    bodies: list[str], floating: bool, serial: int | None, category: str
+) -> None:
+    assert guess_category("robot", bodies, ["j"], floating, serial) == category
 
 
 @pytest.mark.parametrize(

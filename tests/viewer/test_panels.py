@@ -36,14 +36,15 @@ def test_cost_log_slider_and_its_number_patch_the_task(viewer: SessionViewer) ->
     browser_sets(cost.slider, 0.5, client)  # readable values: 3 significant digits
     assert viewer.session.task("ee").params.position_cost == 3.16
     browser_sets(cost.number, 0.0035, client)  # an exact value is kept; the slider follows
-    assert viewer.session.task("ee").params.position_cost == 0.0035
+    wait_for(lambda: viewer.session.task("ee").params.position_cost == 0.0035)
     assert float(cost.slider.value) == pytest.approx(np.log10(0.0035))
     browser_sets(cost.number, 5000.0, client)  # beyond the slider: at its end, value exact
-    assert viewer.session.task("ee").params.position_cost == 5000.0
+    wait_for(lambda: viewer.session.task("ee").params.position_cost == 5000.0)
     assert float(cost.slider.value) == 3.0
     browser_sets(widgets["gain"], 0.5, client)
     browser_sets(widgets["lm_damping"].number, 0.01, client)
     browser_sets(widgets["enabled"], False, client)
+    wait_for(lambda: viewer.session.task("ee").params.lm_damping == 0.01)
     params = viewer.session.task("ee").params
     assert (params.gain, params.lm_damping) == (0.5, 0.01)
     assert viewer.session.task("ee").enabled is False
@@ -55,8 +56,11 @@ def test_a_rejected_panel_change_notifies_and_changes_nothing(viewer: SessionVie
     before = viewer.session.task("ee")
     client = FakeClient()
     browser_sets(widgets["position_cost"].number, -1.0, client)
+    wait_for(lambda: client.notifications, what="the refusal")
     assert viewer.session.task("ee") == before
-    assert client.notifications and client.notifications[0][0] == "Rejected"
+    assert client.notifications[0][0] == "Rejected"
+    # The typed field goes back to the last accepted value.
+    wait_for(lambda: widgets["position_cost"].number.value == before.params.position_cost)
     # The widget shows the session's value again on a later refresh.
     wait_for(lambda: widgets["position_cost"].value == before.params.position_cost)
 
@@ -123,14 +127,16 @@ def test_limit_panel_edits_and_follows_the_limits(viewer: SessionViewer) -> None
     browser_sets(panel.joint_ranges, not ranges_before, client)
     assert any(s.type == "configuration" for s in session.limits()) == (not ranges_before)
     browser_sets(panel.max_speed, 2.0, client)
+    wait_for(lambda: [s for s in session.limits() if s.type == "velocity"])
     (velocity,) = [s for s in session.limits() if s.type == "velocity"]
     assert set(velocity.params.velocities.values()) == {2.0}
     assert len(velocity.params.velocities) == 7  # every hinge of the arm
     browser_sets(panel.max_speed, 1.5, client)  # patched in place
+    wait_for(lambda: session.limit(velocity.name).params.velocities["joint1"] == 1.5)
     (velocity,) = [s for s in session.limits() if s.type == "velocity"]
     assert set(velocity.params.velocities.values()) == {1.5}
     browser_sets(panel.max_speed, 0.0, client)
-    assert not [s for s in session.limits() if s.type == "velocity"]
+    wait_for(lambda: not [s for s in session.limits() if s.type == "velocity"])
     # Collision avoidance between a picked pair.
     browser_sets(panel.pair_kind, "body", client)
     browser_sets(panel.first, "link7", client)
@@ -174,11 +180,11 @@ def test_solver_panel_sets_the_solver(viewer: SessionViewer) -> None:
     settings = viewer.session.solver
     assert (settings.paused, settings.rate_hz, settings.damping) == (True, 45.0, 1e-3)
     browser_sets(tolerance.number, 2.5e-5, client)
-    assert viewer.session.solver.tolerance == 2.5e-5
+    wait_for(lambda: viewer.session.solver.tolerance == 2.5e-5)
     settings = viewer.session.solver
     browser_sets(tolerance.number, 5.0, client)  # above the allowed 1.0
+    wait_for(lambda: client.notifications, what="the refusal")
     assert viewer.session.solver.tolerance == settings.tolerance
-    assert client.notifications
 
 
 def test_joint_sliders_pose_the_robot_and_follow_q(viewer: SessionViewer) -> None:
@@ -257,6 +263,25 @@ def test_the_error_plot_tracks_every_task(viewer: SessionViewer) -> None:
     wait_for(lambda: len(plot.plot.data) == 4 and np.max(plot.plot.data[1]) > 1e-2,
              what="the ee error plotted")  # fmt: skip
     assert len(plot.plot.data[0]) >= 2  # time + one series per task, several points
+
+
+def test_a_typed_number_applies_only_its_last_value_once_typing_pauses(
+    viewer: SessionViewer,
+) -> None:
+    """Typing 0.05 keystroke by keystroke sends 0, 0.0, 0.05: only 0.05 reaches the
+    session; a refused value puts the last accepted one back in the field."""
+    cost = _tasks_shown(viewer, "ee")["ee"]["position_cost"]
+    client = FakeClient()
+    revision = viewer.session.revision
+    for prefix in (0.0, 0.0, 0.05):
+        browser_sets(cost.number, prefix, client)
+    wait_for(lambda: viewer.session.task("ee").params.position_cost == 0.05)
+    assert viewer.session.revision == revision + 1  # one change, not three
+    for prefix in (2.0, 25.0, -250.0):  # the last keystroke is refused
+        browser_sets(cost.number, prefix, client)
+    wait_for(lambda: client.notifications, what="the refusal")
+    wait_for(lambda: float(cost.number.value) == 0.05)
+    assert viewer.session.task("ee").params.position_cost == 0.05
 
 
 def test_a_widget_being_edited_is_not_overwritten() -> None:

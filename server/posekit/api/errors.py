@@ -224,7 +224,7 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[
     return shown or "invalid request", clean
 
 
-_FILE_PATH = re.compile(r"(?<![\w.])/(?:[^/\s'\"]+/)+([^/\s'\"]+\.[A-Za-z0-9]+)")
+_FILE_PATH = re.compile(r"(?<![\w.:/])/(?:[^/\s'\"]+/)+([^/\s'\"]+\.[A-Za-z0-9]+)")
 """An absolute path to a file (``/…/g1_with_hands.xml``); group 1 is its name."""
 
 

@@ -55,6 +55,7 @@ def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> di
         "kind": source.kind,
         "path": str(source.path),
         "xml": source.xml,
+        "floating": source.floating,
         "memory_bytes": COMPILE_MEMORY_BYTES,
     }
     try:

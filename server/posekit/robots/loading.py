@@ -40,6 +40,7 @@ class ModelSource:
         root: The robot's folder (messages name files relative to it).
         files: Every file it reads (or may read), for watching.
         notes: What was changed or left out, for users (URDF).
+        floating: The URDF's root gets a free joint.
     """
 
     kind: str
@@ -48,6 +49,7 @@ class ModelSource:
     root: Path
     files: frozenset[Path]
     notes: tuple[str, ...] = ()
+    floating: bool = False
 
 
 def model_source(robot: LocalRobot, entry: str) -> ModelSource:
@@ -62,7 +64,8 @@ def model_source(robot: LocalRobot, entry: str) -> ModelSource:
         )
     if kind == "urdf":
         urdf = urdf_source(path, root, robot.confined)
-        return ModelSource(kind, path, urdf.xml, root, frozenset(urdf.files), tuple(urdf.notes))
+        read, notes = frozenset(urdf.files), tuple(urdf.notes)
+        return ModelSource(kind, path, urdf.xml, root, read, notes, urdf.floating)
     references = mjcf_references(path, root if robot.confined else None)
     if robot.confined:
         check_confined(references, root)
@@ -81,7 +84,7 @@ def compile_source(source: ModelSource) -> mujoco.MjModel:
     """Compile in this process (:func:`~posekit.robots.compile_worker.compile_model`);
     :class:`RobotFileInvalid` with MuJoCo's message, paths relative to the robot."""
     try:
-        return compile_model(source.kind, str(source.path), source.xml)
+        return compile_model(source.kind, str(source.path), source.xml, source.floating)
     except Exception as exc:
         raise RobotFileInvalid(
             f"MuJoCo could not compile {shown(source.path, source.root)}: "

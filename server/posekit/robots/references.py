@@ -23,6 +23,7 @@ from pathlib import Path
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
+from posekit.robots.category import looks_legged
 from posekit.robots.errors import RobotFileInvalid
 
 MAX_XML_FILES = 200  # a model and its includes, at most
@@ -192,4 +193,6 @@ def element_names(path: Path) -> tuple[list[str], list[str], bool]:
             elif node.tag in ("joint", "freejoint"):
                 joints.append(name)
                 free = free or node.tag == "freejoint" or node.get("type") in ("free", "floating")
+    if tree and model_kind(path) == "urdf":
+        free = free or looks_legged(bodies)
     return bodies, joints, free

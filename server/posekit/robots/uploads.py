@@ -179,7 +179,11 @@ class RobotUploads:
             )
             stats = found if entry_point == default or not stats else stats
         category = guess_category(
-            name, stats["body_names"], stats["joint_names"], stats["floating"]
+            name,
+            stats["body_names"],
+            stats["joint_names"],
+            stats["floating"],
+            stats["serial_dofs"],
         )
         return replace(robot, category=category)
 

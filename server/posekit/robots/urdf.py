@@ -8,7 +8,8 @@ it to :meth:`mujoco.MjSpec.from_string`.
   upload, those inside it) and the
   folders up to four levels below the robot's folder (and, for local files, in
   ``$ROS_PACKAGE_PATH``), then in the robot's folder and the URDF's parent folders
-  themselves (an archive of the package's contents); ``file://`` URLs and
+  themselves (an archive of the package's contents), then the path's tails there (a
+  zip of one description folder of a larger package); ``file://`` URLs and
   absolute paths are taken as they are for local files and refused in uploads;
   relative paths are relative to the URDF's folder. Each mesh is given to MuJoCo by
   its absolute path; messages name it relative to the robot's folder.
@@ -22,10 +23,13 @@ it to :meth:`mujoco.MjSpec.from_string`.
   :math:`I_1 + I_2 \ge I_3`, as many published URDFs have) is repaired with a note —
   posekit needs kinematics, and the mass and centre of mass are kept: its principal
   moments are raised to at least ``BOUND_INERTIA`` and, where the inequality fails,
-  set to their mean (MuJoCo's ``balanceinertia``), about the same principal axes — and meshes in formats MuJoCo cannot read
-  (``.dae``, …) are left out, with a note. The robot's root link is fixed to the
-  world, as MuJoCo imports it. A ``home`` keyframe is added: every joint at 0, moved
-  into its range (:func:`posekit.robots.compile_worker.add_home_keyframe`).
+  set to their mean (MuJoCo's ``balanceinertia``), about the same principal axes — and
+  meshes in formats MuJoCo cannot read (COLLADA ``.dae``, …) are converted to STL
+  (:mod:`posekit.robots.mesh_convert`), with a note. The robot's root link is fixed to the
+  world, as MuJoCo imports it, unless its links name legs: then it floats, standing on
+  the floor (:func:`~posekit.robots.category.looks_legged`). A ``home`` keyframe is
+  added, away from the singular stretched-out pose where it can
+  (:func:`posekit.robots.compile_worker.add_home_keyframe`).
 """
 
 from __future__ import annotations
@@ -38,7 +42,14 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
+from posekit.robots.category import looks_legged
 from posekit.robots.errors import RobotFileInvalid
+from posekit.robots.mesh_convert import (
+    CONVERTED_FORMATS,
+    MeshNotConverted,
+    converted_mesh,
+    needs_conversion,
+)
 from posekit.robots.references import is_plain_relative, parse_xml, shown
 
 MESH_FORMATS = (".stl", ".obj", ".msh")  # what MuJoCo reads
@@ -61,16 +72,26 @@ class UrdfSource:
     xml: str
     files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    converted: int = 0
+    """Meshes converted to STL (:mod:`posekit.robots.mesh_convert`)."""
+    floating: bool = False
+    """The root gets a free joint: the links name legs (:func:`looks_legged`)."""
+
+
+def _inside(urdf: Path, root: Path, confined: bool) -> list[Path]:
+    """The URDF's folder and its parents (for an upload, those inside it)."""
+    return [
+        f for f in [urdf.parent, *urdf.parent.parents] if not confined or f.is_relative_to(root)
+    ]
 
 
 def _package_dirs(name: str, urdf: Path, root: Path, confined: bool) -> list[Path]:
     """Folders that may be ``package://name`` (module docstring), best first."""
-    ancestors = [urdf.parent, *urdf.parent.parents]
-    inside = [folder for folder in ancestors if not confined or folder.is_relative_to(root)]
+    inside = _inside(urdf, root, confined)
     below = [
         found
         for depth in range(PACKAGE_SEARCH_DEPTH)
-        for found in sorted(root.glob("*/" * depth + name))
+        for found in (sorted(root.glob("*/" * depth + name)) if name else [])
     ]
     ros = (
         []
@@ -83,6 +104,21 @@ def _package_dirs(name: str, urdf: Path, root: Path, confined: bool) -> list[Pat
         if folder.is_dir() and (folder.name == name or _declares_package(folder, name))
     ]
     return [*named, root, *inside]
+
+
+def _package_candidates(
+    package: str, rest: str, urdf: Path, root: Path, confined: bool
+) -> list[tuple[Path, Path]]:
+    """``(folder, path)`` pairs that may hold ``package://package/rest``, best first: the
+    package's folders with the whole path, then the path's tails (a folder and a file at
+    least) in the robot's folder and the URDF's: a zip of one description folder of a
+    larger package (``package://example-robot-data/robots/panda_description/meshes/…``
+    in a zip of ``panda_description/``)."""
+    parts = Path(rest).parts
+    whole = [(folder, Path(rest)) for folder in _package_dirs(package, urdf, root, confined)]
+    places = list(dict.fromkeys([root, *_inside(urdf, root, confined)]))
+    tails = [(folder, Path(*parts[i:])) for i in range(1, len(parts) - 1) for folder in places]
+    return whole + tails
 
 
 def _declares_package(folder: Path, name: str) -> bool:
@@ -100,8 +136,8 @@ def resolve_mesh(value: str, urdf: Path, root: Path, confined: bool) -> Path:
     where = f"{shown(urdf, root)}: mesh {value!r}"
     if value.startswith("package://"):
         package, _, rest = value[len("package://") :].partition("/")
-        for folder in _package_dirs(package, urdf, root, confined):
-            candidate = (folder / unquote(rest)).resolve()
+        for folder, tail in _package_candidates(package, unquote(rest), urdf, root, confined):
+            candidate = (folder / tail).resolve()
             if candidate.is_file() and (not confined or candidate.is_relative_to(root)):
                 return candidate
         raise RobotFileInvalid(f"{where} not found (no folder {package!r} holds {rest!r})")
@@ -185,6 +221,14 @@ def urdf_source(path: Path, root: Path, confined: bool) -> UrdfSource:
         if node.tag != "mesh" and "filename" in node.attrib:
             del node.attrib["filename"]  # textures: MuJoCo's URDF importer reads none
     _set_compiler(robot)
+    source.floating = looks_legged([link.get("name", "") for link in robot.iter("link")])
+    if source.floating:
+        source.notes.append("its links name legs: its root link floats (a free joint)")
+    if source.converted:
+        source.notes.append(
+            f"{source.converted} meshes in formats MuJoCo does not read (COLLADA, …) were "
+            "converted to STL: their shapes are kept, their colours and textures are not"
+        )
     source.xml = ET.tostring(robot, encoding="unicode")
     return source
 
@@ -198,17 +242,28 @@ def _fix_meshes(
     confined: bool,
     source: UrdfSource,
 ) -> None:
-    """Point each mesh of a visual/collision element at its file, or drop the element
-    when MuJoCo cannot read the mesh's format."""
+    """Point each mesh of a visual/collision element at its file (converted to STL when
+    MuJoCo cannot read its format), or drop the element, with a note, when no one can."""
     for mesh in item.iter("mesh"):
         value = mesh.get("filename", "")
-        if Path(urlparse(value).path).suffix.lower() not in MESH_FORMATS:
+        suffix = Path(urlparse(value).path).suffix.lower()
+        reason = None
+        if suffix in MESH_FORMATS or suffix in CONVERTED_FORMATS:
+            resolved = resolve_mesh(value, urdf, root, confined)
+            source.files.append(resolved)
+            try:
+                if suffix in CONVERTED_FORMATS or needs_conversion(resolved):
+                    resolved = converted_mesh(resolved)
+                    source.converted += 1
+            except MeshNotConverted as exc:
+                reason = str(exc)
+        else:
+            formats = ", ".join(MESH_FORMATS + CONVERTED_FORMATS)
+            reason = f"posekit reads {formats} meshes"
+        if reason is not None:
             link.remove(item)
             source.notes.append(
-                f"link {link.get('name')!r}: {kind} mesh {value!r} left out (MuJoCo reads "
-                f"{', '.join(MESH_FORMATS)} meshes)"
+                f"link {link.get('name')!r}: {kind} mesh {value!r} left out ({reason})"
             )
             return
-        resolved = resolve_mesh(value, urdf, root, confined)
         mesh.set("filename", str(resolved))
-        source.files.append(resolved)
