@@ -13,7 +13,13 @@ The smallest distance that keeps every corner inside is
           \\tfrac{|x|}{k_h\\, a \\tan(\\phi/2)}\\big)\\Big)
 
 so the box spans at most :math:`k_v` of the view's height and :math:`k_h` of its width,
-and exactly one of them on its tightest side. Lengths in meters, angles in radians.
+and exactly one of them on its tightest side.
+
+viser's control panel covers the right :data:`PANEL_SHARE` :math:`s` of a landscape view
+(aspect above :data:`LANDSCAPE`): there the box is framed in the part left of it — the
+width fraction is :math:`k_h (1 - s)` and the camera and the point it looks at move right
+by :math:`s\\, d\\, a \\tan(\\phi/2)`, which puts the box centre at the middle of the
+uncovered part (normalised :math:`x = -s`). Lengths in meters, angles in radians.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ import numpy as np
 UP = np.array([0.0, 0.0, 1.0])
 DEFAULT_DIRECTION = np.array([1.6, -1.6, 0.9])  # toward the eye: front right, from above
 FILL_HEIGHT = 0.75  # the box spans at most this fraction of the view's height
-FILL_WIDTH = 0.6  # and of its width (the control panel covers the right side)
+FILL_WIDTH = 0.8  # and of the width the control panel leaves uncovered
+PANEL_SHARE = 0.25  # of a landscape view's width, covered by the control panel (right)
+LANDSCAPE = 1.2  # aspect (width / height) above which the panel is beside the scene
 MIN_SIZE = 0.05  # [m] a smaller box is framed as a box of this size
 
 
@@ -69,8 +77,10 @@ def frame_box(
     half = np.maximum((np.asarray(high, float) - np.asarray(low, float)) / 2.0, MIN_SIZE / 2)
     corners = box_corners(-half, half)
     w, right, up = view_axes(np.asarray(direction, float))
+    panel = PANEL_SHARE if aspect > LANDSCAPE else 0.0
     tan_v = np.tan(fov / 2.0) * FILL_HEIGHT
-    tan_h = np.tan(fov / 2.0) * aspect * FILL_WIDTH
+    tan_h = np.tan(fov / 2.0) * aspect * FILL_WIDTH * (1.0 - panel)
     needed = corners @ w + np.maximum(np.abs(corners @ up) / tan_v, np.abs(corners @ right) / tan_h)
     distance = float(np.max(needed))
-    return CameraPose(centre + distance * w, centre)
+    shift = panel * distance * aspect * np.tan(fov / 2.0) * right
+    return CameraPose(centre + distance * w + shift, centre + shift)

@@ -2,7 +2,8 @@
 reset, save/load spec, and the exports (a Python script, the pose as an MJCF keyframe).
 
 The status says when a parked session settled short of its targets, with the task and
-by how much (:mod:`posekit_viewer.target_shortfall`); the solve time is the median of
+by how much, and a live reload of the robot's files what it did or why it failed
+(:mod:`posekit_viewer.reload_notice`) (:mod:`posekit_viewer.target_shortfall`); the solve time is the median of
 the recent steps and the last one (:mod:`posekit_viewer.solve_times`).
 """
 
@@ -19,6 +20,7 @@ from posekit.sessions.live.session import Session
 from posekit.sessions.specs.session_spec import SessionSpec
 
 from posekit_viewer.panel_support import apply_change, object_names
+from posekit_viewer.reload_notice import reload_text
 from posekit_viewer.solve_times import SolveTimes
 from posekit_viewer.target_shortfall import TargetShortfall, describe
 
@@ -60,6 +62,7 @@ class SessionPanel:
             self.viewers = gui.add_markdown("**Viewers:** 0")
             self.status = gui.add_markdown("**Status:** starting")
             self.solve_time = gui.add_markdown("**Solve time:** –")
+            self.robot_files = gui.add_markdown("")
             self.frame_robot = gui.add_button("Frame robot")
             self.share = gui.add_text("Link", initial_value=link)
             self.copy_link = gui.add_html(COPY_LINK_HTML)
@@ -132,3 +135,4 @@ class SessionPanel:
             line += f"\n\n⚠ {state.error}"
         self.status.content = line
         self.solve_time.content = f"**Solve time:** {self.solve_times.text()}"
+        self.robot_files.content = reload_text(session.last_reload)

@@ -2,7 +2,7 @@
 // Talks only to the REST API; no build step.
 "use strict";
 
-const state = { robots: [], selected: null };
+const state = { robots: [], selected: null, pending: null };
 const $ = (id) => document.getElementById(id);
 
 // "1 keyframe", "2 keyframes", "0 keyframes".
@@ -30,16 +30,23 @@ async function api(method, path, body) {
   }
   if (!response.ok) {
     let detail = `${response.status} ${response.statusText}`;
+    let code = null;
     try {
       const payload = await response.json();
       detail = typeof payload.detail === "string" ? payload.detail : JSON.stringify(payload.detail);
+      code = payload.code || null;
     } catch (_) { /* not JSON */ }
-    throw new Error(detail);
+    const error = new Error(detail);
+    error.status = response.status;
+    error.code = code;
+    throw error;
   }
   return response.status === 204 ? null : response.json();
 }
 
 const OWN = "your robots";
+// How the robot list says where a robot comes from ("here": nothing to say).
+const AVAILABILITY = { download: " · downloaded on first use", unavailable: " · not available here" };
 
 function groupOf(robot) {
   if (robot.source === "builtin") return "built-in";
@@ -76,9 +83,15 @@ function renderRobots() {
       item.setAttribute("aria-selected", String(state.selected === robot.name));
       item.textContent = robot.title;
       const small = document.createElement("small");
-      small.textContent = robot.name;
+      small.textContent = robot.name + (AVAILABILITY[robot.available] || "");
       item.appendChild(small);
-      item.addEventListener("click", () => selectRobot(robot.name));
+      if (robot.available === "unavailable") {
+        item.classList.add("unavailable");
+        item.setAttribute("aria-disabled", "true");
+        item.title = "Not on this server: not in its Menagerie checkout or download cache.";
+      } else {
+        item.addEventListener("click", () => selectRobot(robot.name));
+      }
       list.appendChild(item);
     }
   }
@@ -98,6 +111,13 @@ async function selectRobot(name) {
     $("robot-detail").textContent =
       `${detail.nv} DoF${detail.floating_base ? ", floating base" : ""}, ` +
       `${plural(detail.frames.site.length, "site")}, ${plural(detail.keyframes.length, "keyframe")}`;
+    const notes = $("robot-notes");
+    notes.replaceChildren(...(detail.notes || []).map((note) => {
+      const item = document.createElement("li");
+      item.textContent = note;
+      return item;
+    }));
+    notes.hidden = !(detail.notes || []).length;
     showError("");
   } catch (error) {
     $("robot-detail").textContent = "";
@@ -175,20 +195,34 @@ async function loadSpec(file) {
   }
 }
 
+// An upload whose name is taken keeps its file: the page asks for another name.
 async function uploadRobot(file) {
   const status = $("upload-status");
+  const rename = $("upload-again");
+  const name = $("robot-name").value.trim();
   status.textContent = `Uploading ${file.name}…`;
   const form = new FormData();
   form.append("file", file, file.name);
+  if (name) form.append("name", name);
   try {
     const robot = await api("POST", "/api/robots", form);
     const frames = Object.keys(robot.preset_reasons || {}).join(", ");
     status.textContent = `${robot.name} is ready: ${robot.nv} DoF; default tasks: ${frames}.`;
+    rename.hidden = true;
+    $("robot-name").value = "";
+    state.pending = null;
     showError("");
     state.robots = await api("GET", "/api/robots");
     await selectRobot(robot.name);
   } catch (error) {
     status.textContent = "";
+    if (error.status === 409 && error.code === "conflict") {
+      state.pending = file;
+      rename.hidden = false;
+      $("robot-name").focus();
+      showError(`${error.message} — type another name above and upload again.`);
+      return;
+    }
     showError(`Could not upload ${file.name}: ${error.message}`);
   }
 }
@@ -205,6 +239,12 @@ function acceptDrops() {
     zone.classList.remove("over");
     const files = event.dataTransfer && event.dataTransfer.files;
     if (files && files.length) uploadRobot(files[0]);
+  });
+  $("upload-again").addEventListener("click", () => {
+    if (state.pending) uploadRobot(state.pending);
+  });
+  $("robot-name").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && state.pending) uploadRobot(state.pending);
   });
   $("robot-file").addEventListener("change", (event) => {
     if (event.target.files.length) uploadRobot(event.target.files[0]);

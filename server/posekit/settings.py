@@ -39,6 +39,9 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_ROBOT_MAX_BODIES`` | ``1000`` | bodies of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_MAX_GEOMS`` | ``10000`` | geoms of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_MAX_MESH_VERTICES`` | ``2000000`` | mesh vertices of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_DOFS`` | ``256`` | joint DoF (nv) of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_HFIELD_SAMPLES`` | ``4000000`` | height-field samples of an uploaded model at most (413 beyond) |
+| ``POSEKIT_ROBOT_MAX_TEXTURE_BYTES`` | ``67108864`` | texture bytes of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_COMPILE_TIMEOUT_S`` | ``30`` | time an uploaded model has to compile, in a child process (422 beyond) |
 | ``POSEKIT_MENAGERIE_DOWNLOAD`` | ``true`` | download a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor in the download cache (``MENAGERIE_CACHE_DIR``); ``false``: such a robot is unavailable (503) at once |
 | ``POSEKIT_LOG_LEVEL`` | ``info`` | ``debug``, ``info``, ``warning``, ``error`` or ``critical`` (``posekit up --log-level``) |
@@ -119,6 +122,9 @@ class Settings(BaseSettings):
     robot_max_bodies: int = Field(1000, ge=1)
     robot_max_geoms: int = Field(10_000, ge=1)
     robot_max_mesh_vertices: int = Field(2_000_000, ge=0)
+    robot_max_dofs: int = Field(256, ge=1)
+    robot_max_hfield_samples: int = Field(4_000_000, ge=0)
+    robot_max_texture_bytes: int = Field(64 << 20, ge=0)
     robot_compile_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
     menagerie_download: bool = True
     log_level: LogLevel = "info"
@@ -178,7 +184,12 @@ class Settings(BaseSettings):
                 self.upload_max_file_bytes, self.upload_max_total_bytes, self.upload_max_files
             ),
             model=ModelCaps(
-                self.robot_max_bodies, self.robot_max_geoms, self.robot_max_mesh_vertices
+                self.robot_max_bodies,
+                self.robot_max_geoms,
+                self.robot_max_mesh_vertices,
+                self.robot_max_dofs,
+                self.robot_max_hfield_samples,
+                self.robot_max_texture_bytes,
             ),
             compile_timeout_s=self.robot_compile_timeout_s,
         )

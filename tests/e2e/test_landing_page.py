@@ -35,6 +35,20 @@ def test_landing_page_starts_a_session_and_opens_its_viewer(
     expected = {r["name"]: groups.get(r["source"], r["category"]) for r in robots}
     assert shown == expected
     assert any(r["source"] == "menagerie" for r in robots)
+    # Menagerie robots this server cannot load (not in its checkout or download cache)
+    # are marked, and picking one selects nothing.
+    unavailable = sorted(r["name"] for r in robots if r["available"] == "unavailable")
+    marked = page.locator(".robot-item.unavailable").evaluate_all(
+        "nodes => nodes.map(n => n.dataset.robot)"
+    )
+    assert sorted(marked) == unavailable
+    if unavailable:
+        page.click(f'.robot-item[data-robot="{unavailable[0]}"]', force=True)
+        assert page.locator('.robot-item[aria-selected="true"]').count() <= 1
+        assert (
+            page.get_attribute(f'.robot-item[data-robot="{unavailable[0]}"]', "aria-selected")
+            != "true"
+        )
     headers = page.locator(".category").evaluate_all("nodes => nodes.map(n => n.textContent)")
     rest = [h for h in headers[1:] if h != "your robots"]
     assert headers[0] == "built-in" and rest == sorted(rest)

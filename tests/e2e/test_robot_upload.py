@@ -74,3 +74,30 @@ def test_a_robot_dropped_on_the_landing_page_is_uploaded_and_opens_a_session(
     assert "malformed XML" in back.inner_text("#error-box")
     page.close()
     back.close()
+
+
+def test_an_upload_whose_name_is_taken_is_renamed_on_the_page(
+    app: LiveServer, browser: Any, tmp_path: Path
+) -> None:
+    """The same folder uploaded twice: the page keeps the file, asks for another name,
+    and uploads it under that name; the notes of what posekit changed are shown."""
+    write_mjcf_arm(tmp_path / "bench_arm")
+    archive = base64.b64encode(zip_folder(tmp_path / "bench_arm")).decode()
+    page = browser.new_page()
+    page.goto(app.base_url + "/")
+    page.wait_for_selector('.robot-item[data-robot="arm7"]')
+    page.evaluate(DROP, ["bench_arm.zip", archive])
+    page.locator('.robot-item[data-robot="bench_arm"]').wait_for(timeout=30_000)
+    page.evaluate(DROP, ["bench_arm.zip", archive])
+    page.wait_for_selector("#upload-again:not([hidden])", timeout=30_000)
+    assert "already exists" in page.inner_text("#error-box")
+    page.fill("#robot-name", "bench_arm_2")
+    page.click("#upload-again")
+    page.locator('.robot-item[data-robot="bench_arm_2"][aria-selected="true"]').wait_for(
+        timeout=30_000
+    )
+    assert "bench_arm_2 is ready" in page.inner_text("#upload-status")
+    assert page.is_hidden("#upload-again")
+    names = [robot["name"] for robot in httpx.get(f"{app.base_url}/api/robots").json()]
+    assert {"bench_arm", "bench_arm_2"} <= set(names)
+    page.close()

@@ -102,27 +102,27 @@ def test_every_description_loads_with_a_sensible_category_and_preset(
         return
     assert response.status_code == 201, response.text
     robot = response.json()["name"]
+    created = client.post("/api/sessions", json={"robot": robot})
+    assert created.status_code == 201, created.text
+    session = created.json()["id"]
     try:
         if urdf.name in CATEGORIES:
             assert client.get(f"/api/robots/{robot}").json()["category"] == CATEGORIES[urdf.name]
-        created = client.post("/api/sessions", json={"robot": robot})
-        assert created.status_code == 201, created.text
-        session = created.json()["id"]
         frames = [t["name"] for t in client.get(f"/api/sessions/{session}/tasks").json()]
         if urdf.name in PRESETS:
             assert [name for name in frames if name not in ("com", "posture")] == PRESETS[urdf.name]
         assert client.get(f"/api/sessions/{session}/export.py").status_code == 200
-        client.delete(f"/api/sessions/{session}")
     finally:
-        client.delete(f"/api/robots/{robot}")
+        client.delete(f"/api/sessions/{session}")
+        assert client.delete(f"/api/robots/{robot}").status_code == 204
 
 
 @pytest.mark.parametrize("name", DRAGGED)
 def test_a_first_drag_from_home_is_followed_and_settles(client: TestClient, name: str) -> None:
     urdf = next(path for path in URDFS if path.name == name)
     robot = upload(client, urdf).json()["name"]
+    session = client.post("/api/sessions", json={"robot": robot}).json()["id"]
     try:
-        session = client.post("/api/sessions", json={"robot": robot}).json()["id"]
         task = next(
             t for t in client.get(f"/api/sessions/{session}/tasks").json() if t["type"] == "frame"
         )
@@ -138,4 +138,32 @@ def test_a_first_drag_from_home_is_followed_and_settles(client: TestClient, name
         state = wait_for(settled, timeout=60, what=f"{name} settles after the drag")
         assert state["errors"][task["name"]] < 1e-3, state["errors"]
     finally:
-        client.delete(f"/api/robots/{robot}")
+        client.delete(f"/api/sessions/{session}")
+        assert client.delete(f"/api/robots/{robot}").status_code == 204
+
+
+def test_an_unreachable_target_leaves_the_robot_at_rest_nearest_to_it(client: TestClient) -> None:
+    """A Panda's target 0.8 m above its reach: the arm stretches towards it and parks
+    (it used to swing by 2 rad for minutes, or drive every joint to a limit)."""
+    urdf = next(path for path in URDFS if path.name == "panda.urdf")
+    robot = upload(client, urdf).json()["name"]
+    session = client.post("/api/sessions", json={"robot": robot}).json()["id"]
+    try:
+        task = next(
+            t for t in client.get(f"/api/sessions/{session}/tasks").json() if t["type"] == "frame"
+        )
+        position = list(task["target"]["position"])
+        position[2] += 0.8
+        url = f"/api/sessions/{session}/tasks/{task['name']}"
+        assert client.patch(url, json={"target": {"position": position}}).status_code == 200
+
+        def parked() -> dict[str, Any] | None:
+            state = client.get(f"/api/sessions/{session}/state").json()
+            return state if state["status"] == "converged" and state["revision"] > 0 else None
+
+        state = wait_for(parked, timeout=60, what="the Panda parks short of the target")
+        assert 0.1 < state["errors"][task["name"]] < 0.8  # nearer than it started, short of it
+        wait_for(lambda: client.get(f"/api/sessions/{session}/state").json()["seq"] == state["seq"])
+    finally:
+        client.delete(f"/api/sessions/{session}")
+        assert client.delete(f"/api/robots/{robot}").status_code == 204

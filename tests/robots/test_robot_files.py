@@ -57,8 +57,11 @@ def test_urdf_meshes_by_package_and_defaults_for_what_urdf_lacks(tmp_path: Path)
     assert bodies == ["world", "base_link", "upper_arm", "forearm", "tool0"]
     assert model.body("forearm").mass[0] == pytest.approx(1e-3)
     assert model.nmesh == 1 and model.nmeshvert == 8  # the package:// STL, visual kept
-    # home: every joint at 0, moved into its range (the elbow's starts at 0.2)
-    assert model.key("home").qpos.tolist() == pytest.approx([0.0, 0.2])
+    # home: every joint at 0, moved a tenth of its range inside it (the elbow's starts
+    # at 0.2), not stretched straight out (the elbow bent).
+    shoulder, elbow = model.key("home").qpos.tolist()
+    low, high = model.jnt_range[1]
+    assert shoulder == 0.0 and low + 0.1 * (high - low) - 1e-9 <= elbow <= high
     source = registry.source("two_link", "two_link")
     assert source is not None
     assert {p.name for p in source.files} == {"two_link.urdf", "upper_arm.stl"}
@@ -188,6 +191,43 @@ def test_the_compile_check_runs_in_a_child_with_caps_and_a_time_limit(tmp_path: 
     with pytest.raises(RobotFileInvalid, match=r"did not compile my_arm\.xml within 0\.05 s"):
         check_compiles(source, ModelCaps(), timeout_s=0.05)
     assert time.monotonic() - started < 5.0  # the child was killed, not waited for
+
+
+@pytest.mark.parametrize(
+    ("body", "figure"),
+    [
+        (  # a 249-byte file's 10000² height field: 400 MB once compiled
+            '<asset><hfield name="h" nrow="3000" ncol="3000" size="1 1 1 1"/></asset>'
+            '<worldbody><geom type="hfield" hfield="h"/></worldbody>',
+            "9000000 height-field samples; an uploaded robot may have at most 4000000 "
+            "(POSEKIT_ROBOT_MAX_HFIELD_SAMPLES)",
+        ),
+        (
+            '<asset><texture name="t" type="2d" builtin="checker" width="5000" height="5000"/>'
+            "</asset>",
+            "75000000 bytes of textures; an uploaded robot may have at most 67108864 "
+            "(POSEKIT_ROBOT_MAX_TEXTURE_BYTES)",
+        ),
+        (
+            "<worldbody>"
+            + "".join(
+                f'<body pos="{i} 0 0"><freejoint/><geom size=".1"/></body>' for i in range(50)
+            )
+            + "</worldbody>",
+            "300 joint DoF; an uploaded robot may have at most 256 (POSEKIT_ROBOT_MAX_DOFS)",
+        ),
+    ],
+)
+def test_tiny_uploads_that_cost_much_once_compiled_are_refused(
+    tmp_path: Path, body: str, figure: str
+) -> None:
+    """Caps on what a model costs compiled, read in the child before the server compiles it."""
+    main = tmp_path / "robot.xml"
+    main.write_text(f"<mujoco>{body}</mujoco>")
+    robot = file_robot("up", main, source="uploaded", root=tmp_path)
+    with pytest.raises(UploadTooLarge) as refused:
+        check_compiles(model_source(robot, "robot"), ModelCaps(), timeout_s=60)
+    assert figure in str(refused.value)
 
 
 def test_mujoco_errors_name_files_relative_to_the_upload(tmp_path: Path) -> None:

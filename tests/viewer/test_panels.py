@@ -300,3 +300,28 @@ def test_a_widget_being_edited_is_not_overwritten() -> None:
     widget.value = 3.0
     follower.show(widget, 2.0)
     assert widget.value == 3.0
+
+
+def test_a_reload_of_the_robot_files_is_shown_in_the_session_panel(
+    viewer: SessionViewer,
+) -> None:
+    """A reload that failed (the edited files do not compile) and one that dropped a task
+    are shown where the user looks, not only over the API."""
+    from posekit.sessions.reload.reload_report import Dropped, ReloadReport
+
+    panel = viewer.panels.session
+    assert panel.robot_files.content == ""
+    failed = ReloadReport(
+        robot="arm7", entry="arm7", time=1.0, status="failed", error="arm7.xml: XML parse error"
+    )
+    viewer.session.report_reload(failed)
+    wait_for(lambda: "could not be used: arm7.xml: XML parse error" in panel.robot_files.content)
+    dropped = ReloadReport(
+        robot="arm7",
+        entry="arm7",
+        time=2.0,
+        status="reloaded",
+        dropped_tasks=[Dropped(name="ee", reason="site 'ee' does not exist")],
+    )
+    viewer.session.report_reload(dropped)
+    wait_for(lambda: "dropped task `ee`: site 'ee' does not exist" in panel.robot_files.content)

@@ -45,7 +45,7 @@ def list_robots(
     """Built-in robots, then the robots from files (local and uploaded), then every MuJoCo
     Menagerie robot (listing downloads nothing)."""
     return [
-        RobotSummary.of(entry)
+        RobotSummary.of(entry, manager.registry.availability(entry.name))
         for entry in manager.registry.entries()
         if (category is None or entry.category == category)
         and (source is None or entry.source == source)

@@ -32,17 +32,27 @@ class ModelCaps:
     bodies: int = 1000
     geoms: int = 10_000
     mesh_vertices: int = 2_000_000
+    dofs: int = 256
+    """Joint DoF (nv): a step's cost grows with them (a 6,000-DoF upload stepped in 14 s)."""
+    hfield_samples: int = 4_000_000
+    """Height-field samples of all height fields (a 10000² one is 400 MB in a 249-byte file)."""
+    texture_bytes: int = 64 << 20
+    """Texture bytes of all textures (an 8000² PNG in a 1 kB zip is 190 MB)."""
 
     def check(self, stats: dict[str, Any], name: str) -> None:
-        """:class:`UploadTooLarge` naming the first size over its cap."""
+        """:class:`UploadTooLarge` naming the first size over its cap and its setting."""
         for key, cap, what in (
             ("bodies", self.bodies, "bodies"),
             ("geoms", self.geoms, "geoms"),
             ("mesh_vertices", self.mesh_vertices, "mesh vertices"),
+            ("dofs", self.dofs, "joint DoF"),
+            ("hfield_samples", self.hfield_samples, "height-field samples"),
+            ("texture_bytes", self.texture_bytes, "bytes of textures"),
         ):
             if int(stats[key]) > cap:
                 raise UploadTooLarge(
-                    f"{name} has {stats[key]} {what}; an uploaded robot may have at most {cap}"
+                    f"{name} has {stats[key]} {what}; an uploaded robot may have at most {cap} "
+                    f"(POSEKIT_ROBOT_MAX_{key.upper()})"
                 )
 
 

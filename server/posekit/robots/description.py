@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import mujoco
 from pydantic import BaseModel, ConfigDict, Field
@@ -115,16 +115,25 @@ class RobotSummary(BaseModel):
     )
     entries: list[str] = Field(description="Entry points (top-level XML files).")
     default_entry: str = Field(description="Entry point used unless one is given.")
+    available: Literal["here", "download", "unavailable"] = Field(
+        "here",
+        description="here: loads from this machine; download: a Menagerie robot fetched "
+        "on first use; unavailable: a Menagerie robot neither in MENAGERIE_ROOT nor in the "
+        "download cache while that is set or downloads are off (a session on it is a 503).",
+    )
 
     @classmethod
-    def of(cls, entry: RobotEntry) -> RobotSummary:
-        return cls(
-            name=entry.name,
-            title=entry.title,
-            category=entry.category,
-            source=entry.source,
-            entries=list(entry.entries),
-            default_entry=entry.default_entry,
+    def of(cls, entry: RobotEntry, available: str = "here") -> RobotSummary:
+        return cls.model_validate(
+            {
+                "name": entry.name,
+                "title": entry.title,
+                "category": entry.category,
+                "source": entry.source,
+                "entries": list(entry.entries),
+                "default_entry": entry.default_entry,
+                "available": available,
+            }
         )
 
 

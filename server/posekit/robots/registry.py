@@ -31,6 +31,7 @@ from posekit.robots.local_robots import LocalRobot, file_robot, folder_robots
 from posekit.robots.model_cache import CacheLimits, ModelCache
 
 Source = Literal["builtin", "menagerie", "local", "uploaded"]
+Availability = Literal["here", "download", "unavailable"]
 """Called with a robot's name and its new record (None: removed) after it was added,
 removed or its files changed."""
 _LISTING_ORDER = {"builtin": 0, "local": 1, "uploaded": 1, "menagerie": 2}
@@ -261,6 +262,25 @@ class RobotRegistry:
         self._local[robot.name] = robot
         self._entries[robot.name] = entry
         return entry
+
+    def availability(self, name: str) -> Availability:
+        """Whether robot ``name`` loads here: ``here`` (built in, from files, in the
+        Menagerie checkout ``MENAGERIE_ROOT`` or its download cache), ``download`` (a
+        Menagerie robot fetched on first use) or ``unavailable`` (neither, and
+        ``MENAGERIE_ROOT`` is set or downloads are off). Nothing is downloaded."""
+        if self.get(name).source != "menagerie":
+            return "here"
+        import mujoco_menagerie as mm
+
+        try:
+            cache = mm.Cache()
+            if cache.root is not None:
+                return "here" if (cache.root / name).is_dir() else "unavailable"
+            if cache.is_cached(mm.get(name)):
+                return "here"
+        except (mm.MenagerieError, OSError):
+            return "unavailable"
+        return "download" if self.download else "unavailable"
 
     @staticmethod
     def _menagerie_xml(name: str, entry: str, download: bool) -> Path:
