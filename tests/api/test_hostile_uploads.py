@@ -190,3 +190,53 @@ def test_a_cross_site_form_post_cannot_upload_a_robot(own: OwnServer) -> None:
     )
     assert mine.status_code == 201, mine.text
     assert own.client.delete("/api/robots/mine", headers={"Origin": same}).status_code == 204
+
+
+def arm_zip(name: str) -> tuple[str, bytes]:
+    arm = MJCF_ARM.format(name=name, reach=0.3, radius=0.03)
+    return f"{name}.zip", with_meshes((f"robot/{name}.xml", arm))
+
+
+def test_uploads_at_once_are_checked_one_at_a_time_the_others_refused_to_retry(
+    own: OwnServer,
+) -> None:
+    """Uploads arriving together are not queued in the server's worker threads (50 of
+    them held every thread: health checks took 25 s): one is checked, each other one
+    gets 429 ``uploads_busy`` with ``Retry-After`` at once, keeps nothing, and goes
+    through when sent again; reads are answered meanwhile."""
+    import threading
+
+    import httpx
+
+    names = [f"burst_{i}" for i in range(3)]  # the server keeps 3 uploads at most
+    start = threading.Barrier(len(names))
+    answers: dict[str, httpx.Response] = {}
+
+    def upload(name: str) -> None:
+        start.wait()
+        answers[name] = httpx.post(
+            f"{own.live.base_url}/api/robots", files={"file": arm_zip(name)}, timeout=120
+        )
+
+    threads = [threading.Thread(target=upload, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    health = own.client.get("/api/health")  # while the burst is checked
+    for thread in threads:
+        thread.join()
+    assert health.status_code == 200
+    busy = [name for name, answer in answers.items() if answer.status_code == 429]
+    assert busy, {name: answer.status_code for name, answer in answers.items()}
+    for name in busy:
+        assert answers[name].json()["code"] == "uploads_busy"
+        assert answers[name].headers["Retry-After"] == "1"
+    assert all(answers[n].status_code == 201 for n in names if n not in busy), {
+        n: answers[n].text[:200] for n in names if n not in busy
+    }
+    listed = {robot["name"] for robot in own.client.get("/api/robots").json()}
+    assert listed.isdisjoint(busy)  # nothing kept of a refused upload
+    for name in busy:  # sent again one by one, each goes through
+        again = own.client.post("/api/robots", files={"file": arm_zip(name)})
+        assert again.status_code == 201, again.text
+    for name in names:
+        assert own.client.delete(f"/api/robots/{name}").status_code == 204

@@ -14,12 +14,14 @@ UploadTooLarge                               413     too_large
 RobotFileInvalid (an upload MuJoCo refuses)  422     invalid
 any other PosekitError                       409     mismatch
 SessionLimitReached                          429     too_many_sessions
+UploadsBusy (another upload is checked)      429     uploads_busy
 RobotUnavailable                             503     robot_unavailable
 NotOwner (another replica solves it)         503     not_owner
 DatabaseUnavailable                          503     database_unavailable
 ==========================================  ======  ==================
 
-A ``not_owner`` answer did nothing on this replica; it carries ``Retry-After: 1``,
+``uploads_busy`` carries ``Retry-After: 1`` too. A ``not_owner`` answer did nothing on
+this replica; it carries ``Retry-After: 1``,
 ``X-Posekit-Owner: <replica id>`` when the owner is known, and ``owner`` in the body, so
 that a proxy (``proxy_next_upstream http_503``) or the client can send it again.
 
@@ -53,6 +55,7 @@ from posekit.robots.errors import (
     RobotNotFound,
     RobotUnavailable,
     TooManyRobots,
+    UploadsBusy,
     UploadTooLarge,
 )
 from posekit.sessions.errors import (
@@ -151,6 +154,8 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 409, exc.code
     if isinstance(exc, SessionLimitReached):
         return 429, "too_many_sessions"
+    if isinstance(exc, UploadsBusy):
+        return 429, "uploads_busy"
     if isinstance(exc, RobotUnavailable):
         return 503, "robot_unavailable"
     if isinstance(exc, NotOwner):
@@ -171,10 +176,10 @@ def response_of(exc: PosekitError) -> JSONResponse:
     status, code = status_of(exc)
     owner = exc.owner if isinstance(exc, NotOwner) else None
     response = error_response(status, code, str(exc), owner=owner)
-    if isinstance(exc, NotOwner):
+    if isinstance(exc, NotOwner | UploadsBusy):
         response.headers["Retry-After"] = str(RETRY_AFTER_S)
-        if exc.owner:
-            response.headers[OWNER_HEADER] = exc.owner
+    if isinstance(exc, NotOwner) and exc.owner:
+        response.headers[OWNER_HEADER] = exc.owner
     return response
 
 

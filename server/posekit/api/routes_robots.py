@@ -8,7 +8,7 @@ from fastapi import APIRouter, File, Query, Response, status
 
 import posekit
 from posekit.api.deps import ManagerDep, UploadsDep
-from posekit.api.errors import ERROR_RESPONSES
+from posekit.api.errors import ERROR_RESPONSES, ErrorBody
 from posekit.api.protocol import DatabaseHealth, Health, RobotUpload
 from posekit.robots import RobotDescription, RobotRegistry, RobotSummary, describe_model
 from posekit.sessions.specs.solver_settings import available_solvers
@@ -86,7 +86,15 @@ def _describe(registry: RobotRegistry, robot: str, entry: str | None) -> RobotDe
     status_code=status.HTTP_201_CREATED,
     tags=["robots"],
     summary="Upload a robot",
-    responses={k: ERROR_RESPONSES[k] for k in (409, 413, 422)},
+    responses={
+        **{k: ERROR_RESPONSES[k] for k in (409, 413, 422)},
+        429: {
+            "model": ErrorBody,
+            "description": "Another upload is being checked (`uploads_busy`): send it again "
+            "after `Retry-After` seconds; nothing was kept.",
+            "headers": {"Retry-After": {"schema": {"type": "string"}}},
+        },
+    },
 )
 def upload_robot(
     manager: ManagerDep, uploads: UploadsDep, form: Annotated[RobotUpload, File()]
@@ -96,7 +104,7 @@ def upload_robot(
     the data directory and serve them as robot ``name`` (source ``uploaded``; kept across
     restarts). 413: over a size cap; 422: malformed, outside references, or MuJoCo's
     compile error (file names relative to the upload); 409: the name is taken, or the
-    server keeps its maximum of uploaded robots."""
+    server keeps its maximum of uploaded robots; 429: another upload is being checked."""
     robot = uploads.add(form.file.filename or "", form.file.file, form.name, form.entry)
     return _describe(manager.registry, robot.name, None)
 

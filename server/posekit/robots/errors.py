@@ -48,5 +48,9 @@ class TooManyRobots(PosekitError):
     """The server already keeps its maximum number of uploaded robots."""
 
 
+class UploadsBusy(PosekitError):
+    """Another upload is being checked: this one is refused at once, to be sent again."""
+
+
 class RobotInUse(RobotConflict):
     """An uploaded robot cannot be deleted while sessions (live or unloaded) use it."""

@@ -33,6 +33,7 @@ from posekit.robots.errors import (
     RobotFileInvalid,
     RobotInUse,
     TooManyRobots,
+    UploadsBusy,
 )
 from posekit.robots.loading import model_source
 from posekit.robots.local_robots import (
@@ -121,11 +122,19 @@ class RobotUploads:
         """Check, store and serve an upload (module docstring); the new robot.
 
         Raises :class:`RobotFileInvalid` (422), :class:`UploadTooLarge` (413),
-        :class:`RobotConflict` (409: the name is taken) or :class:`TooManyRobots`;
-        nothing is kept of a refused upload.
+        :class:`RobotConflict` (409: the name is taken), :class:`TooManyRobots` or
+        :class:`UploadsBusy` (429: another upload is being checked); nothing is kept of
+        a refused upload.
         """
         robot_name = safe_name(name or PurePosixPath(filename or "robot").stem)
-        with self._lock:
+        # One upload is checked at a time; the others are refused at once rather than
+        # queued in the server's worker threads (50 waiting uploaders held every thread:
+        # health checks took 25 s).
+        if not self._lock.acquire(blocking=False):
+            raise UploadsBusy(
+                "another upload is being checked; send this one again in a few seconds"
+            )
+        try:
             if self.count() >= self.limits.robots:
                 raise TooManyRobots(
                     f"this server keeps {self.limits.robots} uploaded robots at most; "
@@ -147,6 +156,8 @@ class RobotUploads:
                 self._forget(stored)
                 raise
             return stored
+        finally:
+            self._lock.release()
 
     def _check(
         self, name: str, filename: str, content: BinaryIO, staging: Path, entry: str | None
