@@ -34,15 +34,22 @@ def app(tmp_path: Path) -> Iterator[LiveServer]:
     server.stop()
 
 
-def test_a_robot_dropped_on_the_landing_page_is_uploaded_and_opens_a_session(
-    app: LiveServer, browser: Any, tmp_path: Path
-) -> None:
+def landing_with_a_dropped_arm(app: LiveServer, browser: Any, tmp_path: Path) -> tuple[Any, str]:
+    """The landing page with the zipped folder of an arm (``bench_arm``) dropped on it;
+    the page and the archive (base64)."""
     write_mjcf_arm(tmp_path / "bench_arm")
     archive = base64.b64encode(zip_folder(tmp_path / "bench_arm")).decode()
     page = browser.new_page()
     page.goto(app.base_url + "/")
     page.wait_for_selector('.robot-item[data-robot="arm7"]')
     page.evaluate(DROP, ["bench_arm.zip", archive])
+    return page, archive
+
+
+def test_a_robot_dropped_on_the_landing_page_is_uploaded_and_opens_a_session(
+    app: LiveServer, browser: Any, tmp_path: Path
+) -> None:
+    page, _ = landing_with_a_dropped_arm(app, browser, tmp_path)
     item = page.locator('.robot-item[data-robot="bench_arm"][aria-selected="true"]')
     item.wait_for(timeout=30_000)
     status = page.inner_text("#upload-status")
@@ -80,13 +87,8 @@ def test_an_upload_whose_name_is_taken_is_renamed_on_the_page(
     app: LiveServer, browser: Any, tmp_path: Path
 ) -> None:
     """The same folder uploaded twice: the page keeps the file, asks for another name,
-    and uploads it under that name; the notes of what posekit changed are shown."""
-    write_mjcf_arm(tmp_path / "bench_arm")
-    archive = base64.b64encode(zip_folder(tmp_path / "bench_arm")).decode()
-    page = browser.new_page()
-    page.goto(app.base_url + "/")
-    page.wait_for_selector('.robot-item[data-robot="arm7"]')
-    page.evaluate(DROP, ["bench_arm.zip", archive])
+    and uploads it under that name."""
+    page, archive = landing_with_a_dropped_arm(app, browser, tmp_path)
     page.locator('.robot-item[data-robot="bench_arm"]').wait_for(timeout=30_000)
     page.evaluate(DROP, ["bench_arm.zip", archive])
     page.wait_for_selector("#upload-again:not([hidden])", timeout=30_000)
