@@ -42,12 +42,6 @@ MAX_END_EFFECTORS = 8
 POSTURE_COST = 1e-3
 FLOATING_POSTURE_COST = 1e-2
 HELD_FOOT_COST = 10.0
-# Levenberg-Marquardt damping of the preset's frame tasks: an unreachable target leaves
-# the robot at rest at the closest pose it reaches (a Panda's target 0.8 m above its
-# reach: 1.0 converged in 59 steps with the arm stretched towards it; 0.1 still swung
-# after 8 s; 0 drove every joint to a limit, 1.7 m off), and a reachable one is reached
-# as before (the damping scales with the squared error).
-FRAME_LM_DAMPING = 1.0
 
 
 def task_name(frame_name: str) -> str:
@@ -242,7 +236,6 @@ def preset_with_reasons(model: mujoco.MjModel) -> list[tuple[dict[str, Any], str
             "frame_type": choice.frame_type,
             "position_cost": HELD_FOOT_COST if held else 1.0,
             "orientation_cost": HELD_FOOT_COST if held else (0.0 if point else 1.0),
-            "lm_damping": FRAME_LM_DAMPING,
         }
         tasks.append(({"name": name, "type": "frame", "params": params}, why))
     if floating:
