@@ -11,11 +11,9 @@ extra, which installs ``example-robot-data``).
 
 from __future__ import annotations
 
-import io
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +21,17 @@ from fastapi.testclient import TestClient
 from posekit.app import create_app
 from posekit.settings import Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support.robot_files import zipped_description
+
 SHARE = Path(sys.prefix).glob("lib/python*/site-packages/cmeel.prefix/share/example-robot-data")
 DRAG_M = 0.03
 SETTLE_S = 3.0
 
 
-def zipped(urdf: Path) -> bytes:
-    package = urdf.parent.parent
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(package.rglob("*")):
-            if path.is_file() and (path.suffix != ".urdf" or path == urdf):
-                archive.write(path, Path(package.name) / path.relative_to(package))
-    return buffer.getvalue()
-
-
 def row(client: TestClient, urdf: Path, index: int) -> str:
     label = f"`{urdf.parent.parent.name}/{urdf.name}`"
-    files = {"file": (f"{urdf.parent.parent.name}.zip", zipped(urdf))}
+    files = {"file": (f"{urdf.parent.parent.name}.zip", zipped_description(urdf))}
     uploaded = client.post("/api/robots", files=files, data={"name": f"robot_{index}"})
     if uploaded.status_code != 201:
         return f"| {label} | – | refused ({uploaded.status_code}): {uploaded.json()['detail'][:80]}… | – | – |"

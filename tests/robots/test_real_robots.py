@@ -5,10 +5,8 @@ category and preset, follows a first drag from its home and exports."""
 
 from __future__ import annotations
 
-import io
 import sys
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from posekit.app import create_app
 from posekit.settings import Settings
+from support.robot_files import zipped_description
 from support.waiting import wait_for
 
 SHARE = Path(sys.prefix).glob("lib/python*/site-packages/cmeel.prefix/share/example-robot-data")
@@ -62,18 +61,6 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     settings = Settings(data_dir=str(folder), max_uploaded_robots=200, menagerie_download=False)
     with TestClient(create_app(settings), base_url="http://127.0.0.1") as test_client:
         yield test_client
-
-
-def zipped_description(urdf: Path) -> bytes:
-    """The URDF's description folder as a user zips it: the folder at the top, its
-    meshes inside, the package's other URDFs left out."""
-    package = urdf.parent.parent
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(package.rglob("*")):
-            if path.is_file() and (path.suffix != ".urdf" or path == urdf):
-                archive.write(path, Path(package.name) / path.relative_to(package))
-    return buffer.getvalue()
 
 
 def upload(client: TestClient, urdf: Path) -> Any:

@@ -150,3 +150,15 @@ def zip_folder(folder: Path, prefix: str = "") -> bytes:
             if path.is_file():
                 archive.write(path, prefix + path.relative_to(folder).as_posix())
     return buffer.getvalue()
+
+
+def zipped_description(urdf: Path) -> bytes:
+    """The URDF's ROS description folder as a user zips it: the folder at the top, its
+    meshes and textures inside, the package's other URDFs left out."""
+    package = urdf.parent.parent
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and (path.suffix != ".urdf" or path == urdf):
+                archive.write(path, Path(package.name) / path.relative_to(package))
+    return buffer.getvalue()
