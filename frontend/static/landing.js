@@ -198,7 +198,7 @@ async function loadSpec(file) {
 // An upload whose name is taken keeps its file: the page asks for another name.
 async function uploadRobot(file) {
   const status = $("upload-status");
-  const rename = $("upload-again");
+  const again = $("upload-again");
   const name = $("robot-name").value.trim();
   status.textContent = `Uploading ${file.name}…`;
   const form = new FormData();
@@ -208,7 +208,7 @@ async function uploadRobot(file) {
     const robot = await api("POST", "/api/robots", form);
     const frames = Object.keys(robot.preset_reasons || {}).join(", ");
     status.textContent = `${robot.name} is ready: ${robot.nv} DoF; default tasks: ${frames}.`;
-    rename.hidden = true;
+    again.hidden = true;
     $("robot-name").value = "";
     state.pending = null;
     showError("");
@@ -218,7 +218,7 @@ async function uploadRobot(file) {
     status.textContent = "";
     if (error.status === 409 && error.code === "conflict") {
       state.pending = file;
-      rename.hidden = false;
+      again.hidden = false;
       $("robot-name").focus();
       showError(`${error.message} — type another name above and upload again.`);
       return;

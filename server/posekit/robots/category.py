@@ -32,8 +32,9 @@ _LEG = re.compile(r"leg|knee|thigh|calf|shin|ankle|foot|hip", re.IGNORECASE)
 _ARM = re.compile(r"arm|shoulder|elbow|wrist|forearm", re.IGNORECASE)
 _WHEEL = re.compile(r"wheel|caster", re.IGNORECASE)
 _GRASP = re.compile(r"finger|thumb|gripper|palm|knuckle|jaw|pad", re.IGNORECASE)
-_LEFT = re.compile(r"(^|[_/.-])(l|left)[_/.-]|left", re.IGNORECASE)
-_RIGHT = re.compile(r"(^|[_/.-])(r|right)[_/.-]|right", re.IGNORECASE)
+LEFT = re.compile(r"(^|[_/.-])(l|left)([_/.-]|$)|left", re.IGNORECASE)
+RIGHT = re.compile(r"(^|[_/.-])(r|right)([_/.-]|$)|right", re.IGNORECASE)
+"""A name that says left (``l_hand``, ``left_arm``, ``arm_l``), or right."""
 _UPPER_LIMB = re.compile(r"(^|[_/.-])arm|wrist|elbow|hand|gripper|forearm", re.IGNORECASE)
 _KNEE = re.compile(r"knee|calf|shin", re.IGNORECASE)
 
@@ -84,7 +85,7 @@ def guess_category(
     if _WHEEL.search(text):
         return "mobile_manipulator" if arms or _GRASP.search(text) else "mobile_base"
     arm_names = [n for n in names if _ARM.search(n)]
-    if any(_LEFT.search(n) for n in arm_names) and any(_RIGHT.search(n) for n in arm_names):
+    if any(LEFT.search(n) for n in arm_names) and any(RIGHT.search(n) for n in arm_names):
         return "dual_arm"
     long_chain = serial_dofs is not None and serial_dofs >= 4
     if _GRASP.search(text) and not arms and not long_chain:

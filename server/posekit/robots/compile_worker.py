@@ -22,6 +22,7 @@ import mujoco
 import numpy as np
 
 HOME_KEYFRAME = "home"
+FREE = int(mujoco.mjtJoint.mjJNT_FREE)
 
 
 LIMIT_MARGIN = 0.1  # of a joint's range: how far inside its limits a home joint stays
@@ -35,8 +36,9 @@ def add_home_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel) -> bool:
     Differential IK cannot leave a singular configuration in the direction it lost, and
     "every joint at 0" is one for most arms and legs (stretched out). So the home is
     the best conditioned of a few candidates: ``qpos0`` moved into every joint's range,
-    a tenth of it away from its limits (kept unless another is twice as good), the middle of the ranges, every hinge and
-    slide bent by :data:`BEND`, and halfway between the first two. A candidate's score
+    a tenth of it away from its limits (kept unless another is twice as good), the
+    middle of the ranges, every hinge and slide bent by :data:`BEND`, and halfway
+    between the first two. A candidate's score
     is the mean over the tree's leaf bodies of ``log σ_k``, the smallest singular value
     its position Jacobian can have non-zero (``k = min(3, its DoF)``). A floating base
     stands on the floor: its lowest geom at ``z = 0``.
@@ -47,12 +49,16 @@ def add_home_keyframe(spec: mujoco.MjSpec, model: mujoco.MjModel) -> bool:
     middle = _in_range(model, model.qpos0.copy(), middle=True)
     candidates = [clipped, middle, _in_range(model, _bent(model, clipped)), (clipped + middle) / 2]
     data = mujoco.MjData(model)
-    scores = [_conditioning(model, data, _in_range(model, q)) for q in candidates]
+    scores = [_conditioning(model, data, q) for q in candidates]  # all in range
     best = int(np.argmax(scores))
     q = candidates[0] if scores[0] >= scores[best] - SINGULAR else candidates[best]
-    q = _on_floor(model, data, _in_range(model, q))
+    q = _on_floor(model, data, q)
     spec.add_key(name=HOME_KEYFRAME, qpos=q.tolist())
     return True
+
+
+def _free_joints(model: mujoco.MjModel) -> list[int]:
+    return [j for j in range(model.njnt) if int(model.jnt_type[j]) == FREE]
 
 
 def _moving_joints(model: mujoco.MjModel) -> list[int]:
@@ -89,8 +95,7 @@ def _conditioning(model: mujoco.MjModel, data: mujoco.MjData, q: np.ndarray) -> 
     mujoco.mj_comPos(model, data)
     parents = set(int(p) for p in model.body_parentid[1:])
     jacp = np.zeros((3, model.nv))
-    free = [int(model.jnt_dofadr[j]) + i for j in range(model.njnt) for i in range(6)
-            if int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]  # fmt: skip
+    free = [int(model.jnt_dofadr[j]) + i for j in _free_joints(model) for i in range(6)]
     logs = []
     for body in range(1, model.nbody):
         if body in parents:
@@ -107,9 +112,7 @@ def _conditioning(model: mujoco.MjModel, data: mujoco.MjData, q: np.ndarray) -> 
 
 def _on_floor(model: mujoco.MjModel, data: mujoco.MjData, q: np.ndarray) -> np.ndarray:
     """``q`` with a floating root raised or lowered so that its lowest geom is at z = 0."""
-    free = [
-        j for j in range(model.njnt) if int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)
-    ]
+    free = _free_joints(model)
     if not free or model.ngeom == 0:
         return q
     data.qpos[:] = q
@@ -154,7 +157,6 @@ def compile_model(kind: str, path: str, xml: str | None, floating: bool = False)
 
 def model_stats(model: mujoco.MjModel) -> dict[str, Any]:
     """Sizes a cap is checked against, and names to guess the robot's category from."""
-    free = int(mujoco.mjtJoint.mjJNT_FREE)
     return {
         "bodies": int(model.nbody),
         "geoms": int(model.ngeom),
@@ -165,7 +167,7 @@ def model_stats(model: mujoco.MjModel) -> dict[str, Any]:
         "bytes": int(model.nbuffer),
         "body_names": [model.body(i).name for i in range(model.nbody)],
         "joint_names": [model.joint(i).name for i in range(model.njnt)],
-        "floating": any(int(t) == free for t in model.jnt_type),
+        "floating": bool(_free_joints(model)),
         "serial_dofs": serial_dofs(model),
     }
 
@@ -173,7 +175,7 @@ def model_stats(model: mujoco.MjModel) -> dict[str, Any]:
 def serial_dofs(model: mujoco.MjModel) -> int:
     """Joint DoF (a free joint's left out) along the robot's chain from its root to the
     first body where the moving tree branches: 6–7 for an arm, 0–2 for a hand."""
-    free = {int(model.jnt_bodyid[j]) for j in range(model.njnt) if int(model.jnt_type[j]) == 0}
+    free = {int(model.jnt_bodyid[j]) for j in _free_joints(model)}
     own = [0 if b in free else int(model.body_dofnum[b]) for b in range(model.nbody)]
     moving = list(own)  # DoF in each body's subtree
     for body in range(model.nbody - 1, 0, -1):

@@ -23,6 +23,7 @@ from typing import Any
 
 import mujoco
 
+from posekit.robots.category import LEFT, RIGHT
 from posekit.robots.naming import is_floating_base
 
 _END_EFFECTOR = re.compile(
@@ -96,17 +97,14 @@ HAND_WRIST_DOF = 2
 """A body carried by at most this many joint DoF (a hand's wrist) is no arm's hand."""
 
 
-def _carried_dofs(model: mujoco.MjModel, body: int) -> int:
-    """Joint DoF from the world down to ``body``, a floating base's free joint left out."""
-    free = 6 * sum(1 for j in range(model.njnt) if int(model.jnt_type[j]) == 0)
-    return max(_dofs_between(model, 0, body) - free, 0) if free else _dofs_between(model, 0, body)
-
-
 def _dofs_between(model: mujoco.MjModel, ancestor: int, body: int) -> int:
-    """Joint DoF from ``ancestor`` (excluded) down to ``body`` (included)."""
+    """Joint DoF from ``ancestor`` (excluded) down to ``body`` (included), a floating
+    base's free joint left out (the world carries a floating robot by none)."""
     total = 0
     while body != ancestor and body > 0:
-        total += int(model.body_dofnum[body])
+        joints = range(model.body_jntadr[body], model.body_jntadr[body] + model.body_jntnum[body])
+        free = any(int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE) for j in joints)
+        total += 0 if free else int(model.body_dofnum[body])
         body = int(model.body_parentid[body])
     return total
 
@@ -121,15 +119,11 @@ def _common_ancestor(model: mujoco.MjModel, a: int, b: int) -> int:
     return b
 
 
-_LEFT = re.compile(r"(^|[_/.-])(l|left)([_/.-]|$)|left", re.IGNORECASE)
-_RIGHT = re.compile(r"(^|[_/.-])(r|right)([_/.-]|$)|right", re.IGNORECASE)
-
-
 def _sides(a: str, b: str) -> bool:
     """Whether one name says left and the other right (two hands, never one)."""
     return bool(
-        (_LEFT.search(a) and _RIGHT.search(b) and not _RIGHT.search(a))
-        or (_RIGHT.search(a) and _LEFT.search(b) and not _LEFT.search(a))
+        (LEFT.search(a) and RIGHT.search(b) and not RIGHT.search(a))
+        or (RIGHT.search(a) and LEFT.search(b) and not LEFT.search(a))
     )
 
 
@@ -145,7 +139,7 @@ def _one_per_limb(model: mujoco.MjModel, picks: list[_Candidate]) -> list[_Candi
             if _FOOT.search(pick[0]) or _FOOT.search(kept[0]) or _sides(pick[0], kept[0]):
                 continue
             meet = _common_ancestor(model, pick[1], kept[1])
-            if _carried_dofs(model, meet) <= HAND_WRIST_DOF:
+            if _dofs_between(model, 0, meet) <= HAND_WRIST_DOF:
                 continue  # a hand alone (its fingers are the end effectors) or the base
             spread = max(_dofs_between(model, meet, pick[1]), _dofs_between(model, meet, kept[1]))
             if spread > HAND_DOF:
