@@ -24,7 +24,7 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY frontend ./frontend
 COPY models ./models
-RUN pip install --constraint requirements.lock . \
+RUN pip install --constraint requirements.lock ".[server,cluster]" \
     && mkdir -p /data/menagerie && chown -R posekit:posekit /data
 
 USER posekit

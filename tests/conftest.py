@@ -10,7 +10,7 @@ from support.models import require_menagerie
 from support.postgres import fresh_schema, require_postgres
 from support.servers import LiveServer
 
-SLOW = ("e2e", "cluster", "ops")  # test folders whose tests start servers or browsers
+SLOW = ("e2e", "cluster", "ops", "examples")  # test folders whose tests start servers or browsers
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -67,6 +67,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from posekit.log_levels import LogLevel
 from posekit.robots.compile_check import ModelCaps
 from posekit.robots.model_cache import CacheLimits
 from posekit.robots.safe_archive import ArchiveLimits
@@ -74,7 +75,6 @@ from posekit.robots.uploads import UploadLimits
 
 ENV_PREFIX = "POSEKIT_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 LogFormat = Literal["auto", "text", "json"]
 
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 from posekit.sessions.cluster.leases import Leases, LocalLeases
 from posekit.sessions.store.protocol import NullStore, SessionStore
 from posekit.sessions.store.sqlite_store import SQLiteStore
-from posekit.settings import Settings
+from posekit.settings import Settings, SettingsError
 
 
 def storage_from(settings: Settings) -> tuple[SessionStore, Leases]:
     """The store and the leases ``settings`` describe. The PostgreSQL schema is created
     or migrated when the manager starts (``Leases.start``), not here."""
     if settings.clustered():
+        try:
+            import psycopg  # noqa: F401
+        except ModuleNotFoundError:
+            raise SettingsError(
+                "POSEKIT_DB names a PostgreSQL database, which needs the cluster extra: "
+                "pip install 'posekit[cluster]'"
+            ) from None
         from posekit.sessions.cluster.postgres_leases import PostgresLeases
         from posekit.sessions.store.postgres_database import PostgresDatabase
         from posekit.sessions.store.postgres_store import PostgresStore

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 from posekit.app import create_app
-from posekit.cli import uvicorn_config
+from posekit.serve import uvicorn_config
 from posekit.sessions import SessionManager
 from posekit.settings import Settings
 from uvicorn.config import LOGGING_CONFIG
