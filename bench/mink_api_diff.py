@@ -7,6 +7,8 @@ script walks every public module ``import mink`` loads (``mink``, ``mink.lie``,
 ``mink.limits.collision_avoidance_limit``), reaches posekit's counterpart by the same
 attribute path from ``posekit``, and reports:
 
+- **import**: a module mink's import statements name (``from mink.tasks.frame_task
+  import FrameTask``) that ``import posekit.tasks.frame_task`` does not give;
 - **name**: a public name a mink module defines or re-exports that posekit's lacks;
 - **signature**: a call mink accepts that posekit would not (a parameter missing,
   at another position, not keyword-capable, without mink's default), or a method
@@ -232,6 +234,22 @@ def class_gaps(path: str, reference: type, candidate: object, root: str) -> Iter
 
 
 # ----------------------------------------------------------------- modules
+def import_gaps(module_names: list[str]) -> Iterator[Gap]:
+    """mink's import statements with posekit's name: ``import posekit.tasks.frame_task``
+    (and so ``from posekit.tasks.frame_task import FrameTask``) must import the module
+    that ``posekit.tasks.frame_task`` names by attribute, for every public mink module."""
+    posekit = importlib.import_module("posekit")
+    for name in module_names:
+        own = "posekit" + name.removeprefix("mink")
+        try:
+            imported = importlib.import_module(own)
+        except ImportError as error:
+            yield Gap(f"import {name}", f"import {own} fails: {error}")
+            continue
+        if imported is not resolve(posekit, own.split(".")[1:]):
+            yield Gap(f"import {name}", f"import {own} gives another module than posekit.{own[8:]}")
+
+
 def module_gaps(
     reference: ModuleType, candidate: ModuleType | None, prefix: str, seen: set[str]
 ) -> Iterator[Gap]:
@@ -326,7 +344,7 @@ def gaps() -> list[Gap]:
     version = _installed_version("mink")
     if version != REFERENCE_VERSION:
         raise RuntimeError(f"mink {REFERENCE_VERSION} is the reference, found {version}")
-    found: list[Gap] = []
+    found: list[Gap] = list(import_gaps(public_modules(mink)))
     seen: set[str] = set()
     for name in public_modules(mink):
         path = name.split(".")[1:]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.browser import require_browser
+from support.clean_env import build_dist, clean_venv
 from support.models import require_menagerie
 from support.postgres import fresh_schema, require_postgres
 from support.servers import LiveServer
@@ -70,3 +72,15 @@ def browser() -> Iterator[object]:
         instance = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield instance
         instance.close()
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel and the sdist ``python -m build`` makes of the checkout."""
+    return build_dist(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def engine_env(tmp_path_factory: pytest.TempPathFactory, dist: Path) -> Path:
+    """The ``bin`` of a new virtualenv with only the wheel installed (the engine)."""
+    return clean_venv(tmp_path_factory.mktemp("engine-venv"), next(dist.glob("*.whl")))

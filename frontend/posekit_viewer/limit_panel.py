@@ -21,7 +21,7 @@ from posekit_viewer.panel_support import (
     object_names,
     scalar_joints,
 )
-from posekit_viewer.typed_number import TypedNumber
+from posekit_viewer.typed_number import add_typed_number
 
 DEFAULT_MIN_DISTANCE = 0.01  # [m]
 DETECTION_MARGIN = 0.04  # [m] detection distance beyond the minimum distance
@@ -61,9 +61,11 @@ class LimitPanel:
         gui = server.gui
         with gui.add_folder("Limits", expand_by_default=False):
             self.joint_ranges = gui.add_checkbox("Joint ranges", initial_value=False)
-            self.max_speed = gui.add_number(
-                "Max joint speed [rad/s] (0 = off)", initial_value=0.0, min=0.0, step=0.1
-            )
+            self._typed_speed = add_typed_number(
+                gui, "Max joint speed [rad/s] (0 = off)", 0.0, self._typed_max_speed,
+                min=0.0, step=0.1,
+            )  # fmt: skip
+            self.max_speed = self._typed_speed.widget
             gui.add_markdown("**Collision avoidance** between:")
             self.pair_kind = gui.add_dropdown("Pair of", ("body", "geom"))
             self.first = gui.add_dropdown("A", bodies)
@@ -87,15 +89,6 @@ class LimitPanel:
         def _(event: Any) -> None:
             if from_client(event):
                 apply_change(event.client, lambda: self._set_joint_ranges(self.joint_ranges.value))
-
-        def set_speed(event: Any, speed: float) -> bool:
-            def change() -> bool:
-                self._set_max_speed(speed)
-                return True
-
-            return apply_change(event.client, change) is not None
-
-        self._typed_speed = TypedNumber(self.max_speed, set_speed)
 
         @self.pair_kind.on_update
         def _(_: Any) -> None:
@@ -122,6 +115,13 @@ class LimitPanel:
         elif not on:
             for spec in present:
                 self._session.remove_limit(spec.name)
+
+    def _typed_max_speed(self, event: Any, speed: float) -> bool:
+        def change() -> bool:
+            self._set_max_speed(speed)
+            return True
+
+        return apply_change(event.client, change) is not None
 
     def _set_max_speed(self, speed: float) -> None:
         present = self._of_type("velocity")

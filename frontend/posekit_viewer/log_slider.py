@@ -4,7 +4,7 @@ Weights span decades (a posture cost of 0.001 next to a frame cost of 1), so the
 slider moves along the exponent: slider position :math:`p = \\log_{10} v`, value
 :math:`v = 10^{p}`, rounded to ``SIGNIFICANT`` significant digits so that a drag gives
 readable numbers. The number field under it holds the exact value: a value typed there
-is kept as typed and applied once typing pauses (:class:`TypedNumber`), and the slider
+is kept as typed and applied on Enter or once typing pauses (:class:`TypedNumber`), and the slider
 follows (values outside the slider's range, 0 included, put it at its nearest end). Viser's slider has a number box of its own,
 which shows the exponent (viser has no public way to hide it for one slider).
 """
@@ -18,11 +18,10 @@ from typing import Any
 import viser
 
 from posekit_viewer.panel_support import Follower, from_client
-from posekit_viewer.typed_number import TypedNumber
+from posekit_viewer.typed_number import add_typed_number
 
 SIGNIFICANT = 3  # digits of a value set by dragging
 SLIDER_STEP = 0.01  # [decades]: 1 % apart at most
-NUMBER_PRECISION = 7  # decimals a typed value may have (viser's limit)
 
 
 def to_slider(value: float, low: float, high: float) -> float:
@@ -76,26 +75,28 @@ class LogSlider:
             label, min=math.log10(low), max=math.log10(high), step=SLIDER_STEP,
             initial_value=to_slider(value, low, high), marks=decade_marks(low, high),
         )  # fmt: skip
-        self.number = gui.add_number(f"{label} =", initial_value=float(value), min=0.0)
-        self.number.precision = NUMBER_PRECISION
         self._follower = Follower()
-        self._bind(on_change)
+        self._bind(gui, label, value, on_change)
 
-    def _bind(self, on_change: Callable[[Any, float], bool]) -> None:
-        @self.slider.on_update
-        def _(event: Any) -> None:
-            if from_client(event):
-                value = from_slider(float(self.slider.value))
-                if on_change(event, value):
-                    self.number.value = value  # type: ignore[misc]  # viser 1.1: typed read-only
-
+    def _bind(
+        self, gui: viser.GuiApi, label: str, value: float, on_change: Callable[[Any, float], bool]
+    ) -> None:
         def typed(event: Any, value: float) -> bool:
             if not on_change(event, value):
                 return False
             self.slider.value = to_slider(value, self.low, self.high)  # type: ignore[misc]
             return True
 
-        self._typed = TypedNumber(self.number, typed)
+        self._typed = add_typed_number(gui, f"{label} =", value, typed, min=0.0)
+        self.number = self._typed.widget
+
+        @self.slider.on_update
+        def _(event: Any) -> None:
+            if from_client(event):
+                value = from_slider(float(self.slider.value))
+                if on_change(event, value):
+                    self.number.value = value
+                    self._typed.show(value)
 
     @property
     def value(self) -> float:

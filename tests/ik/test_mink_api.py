@@ -58,6 +58,8 @@ def test_the_walk_finds_gaps() -> None:
 
     assert diff.signature_gaps(reference, renamed)
     assert diff.signature_gaps(reference, no_default)
+    assert list(diff.import_gaps(["mink.tasks.no_such_task"]))
+    assert not list(diff.import_gaps(["mink.tasks.frame_task", "mink.lie.se3"]))
     assert not diff.signature_gaps(reference, lenient)
     assert diff.shape_of(None) != diff.shape_of(np.zeros((0, 3)))
     assert diff.shape_of(np.zeros(3)) != diff.shape_of(np.zeros(4))

@@ -1,13 +1,17 @@
 """Real ROS description packages, as published on PyPI (``example-robot-data``), brought
 as a user brings them: the description folder zipped and uploaded. Every URDF loads
 (or is refused saying which file of another package it needs), gets a sensible
-category and preset, follows a first drag from its home and exports."""
+category and preset, follows a first drag from its home and exports a script that,
+with only posekit installed, ends where the session parks."""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 import time
 from collections.abc import Iterator
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 from posekit.app import create_app
 from posekit.settings import Settings
+from support.clean_env import clean_venv, run
 from support.robot_files import zipped_description
 from support.waiting import wait_for
 
@@ -51,6 +56,7 @@ PRESETS = {
     "icub.urdf": ["l_foot_dh_frame", "r_foot_dh_frame", "l_gripper", "r_gripper"],
     "a1.urdf": ["FR_foot", "FL_foot", "RR_foot", "RL_foot"],
 }
+GIZMO_APART = 0.03  # [m]: two preset gizmos closer than this would be one to the eye
 # Robots whose home is singular when every joint is at 0: a first drag must be followed.
 DRAGGED = ["panda.urdf", "ur5_robot.urdf", "kinova.urdf", "z1.urdf", "xarm7.urdf", "so101.urdf"]
 
@@ -78,9 +84,39 @@ CHOSEN = [
 ]
 
 
+def exported_run_ends_where_the_session_parks(
+    client: TestClient, session: str, engine_env: Path, folder: Path
+) -> None:
+    """Paused, the session's first point target is raised 3 cm and the session exported;
+    resumed, it parks. The script, run in a virtualenv with only posekit installed,
+    steps from the same q to within 1e-6 of where the session parked."""
+    url = f"/api/sessions/{session}"
+    assert client.patch(f"{url}/solver", json={"paused": True}).status_code == 200
+    wait_for(lambda: client.get(f"{url}/state").json()["status"] == "paused", what="paused")
+    tasks = client.get(f"{url}/tasks").json()
+    task = next((t for t in tasks if "position" in (t["target"] or {})), None)
+    if task is not None:  # a robot with no point to move (a drone's preset) exports as it is
+        x, y, z = task["target"]["position"]
+        moved = {"target": {"position": [x, y, z + 0.03]}}
+        assert client.patch(f"{url}/tasks/{task['name']}", json=moved).status_code == 200
+    script = folder / "exported.py"
+    script.write_text(client.get(f"{url}/export.py").text)
+    revision = client.get(f"{url}/state").json()["revision"]  # resuming is a change too
+    assert client.patch(f"{url}/solver", json={"paused": False}).status_code == 200
+
+    def parked() -> dict[str, Any] | None:
+        state = client.get(f"{url}/state").json()
+        return state if state["status"] == "converged" and state["revision"] > revision else None
+
+    parked_q = wait_for(parked, timeout=60, what="the session parks after the move")["q"]
+    result = json.loads(run(engine_env / "python", script, cwd=folder))
+    assert result["parked"], result
+    assert max((abs(a - b) for a, b in zip(result["q"], parked_q, strict=True)), default=0) <= 1e-6
+
+
 @pytest.mark.parametrize("urdf", CHOSEN, ids=lambda path: f"{path.parent.parent.name}/{path.name}")
 def test_every_description_loads_with_a_sensible_category_and_preset(
-    client: TestClient, urdf: Path
+    client: TestClient, urdf: Path, engine_env: Path, tmp_path: Path
 ) -> None:
     response = upload(client, urdf)
     if urdf.name in NEEDS_ANOTHER_PACKAGE:
@@ -96,10 +132,14 @@ def test_every_description_loads_with_a_sensible_category_and_preset(
     try:
         if urdf.name in CATEGORIES:
             assert client.get(f"/api/robots/{robot}").json()["category"] == CATEGORIES[urdf.name]
-        frames = [t["name"] for t in client.get(f"/api/sessions/{session}/tasks").json()]
+        tasks = client.get(f"/api/sessions/{session}/tasks").json()
+        frames = [t["name"] for t in tasks]
         if urdf.name in PRESETS:
             assert [name for name in frames if name not in ("com", "posture")] == PRESETS[urdf.name]
-        assert client.get(f"/api/sessions/{session}/export.py").status_code == 200
+        gizmos = [t["target"]["position"] for t in tasks if t["type"] == "frame"]
+        apart = [math.dist(a, b) for a, b in combinations(gizmos, 2)]
+        assert min(apart, default=GIZMO_APART) >= GIZMO_APART, (frames, apart)
+        exported_run_ends_where_the_session_parks(client, session, engine_env, tmp_path)
     finally:
         client.delete(f"/api/sessions/{session}")
         assert client.delete(f"/api/robots/{robot}").status_code == 204
@@ -144,3 +184,29 @@ def test_an_unreachable_target_leaves_the_robot_at_rest(client: TestClient) -> N
     the zero home it used to swing by 2 rad for minutes)."""
     state, task = drag_until_parked(client, "panda.urdf", 0.8)
     assert state["errors"][task] > 0.1  # short of it, and says so
+
+
+@pytest.fixture(scope="module")
+def menagerie_env(tmp_path_factory: pytest.TempPathFactory, dist: Path) -> Path:
+    """A new virtualenv with the engine's wheel and ``mujoco-menagerie``, nothing more."""
+    home = tmp_path_factory.mktemp("menagerie-venv")
+    return clean_venv(home, next(dist.glob("*.whl")), "mujoco-menagerie")
+
+
+@pytest.mark.usefixtures("_menagerie")
+def test_every_local_menagerie_robot_exports_a_script_that_ends_where_it_parks(
+    client: TestClient, menagerie_env: Path, tmp_path: Path
+) -> None:
+    robots = client.get("/api/robots", params={"source": "menagerie"}).json()
+    here = [robot["name"] for robot in robots if robot["available"] == "here"]
+    assert len(here) >= 5, here
+    failed = {}
+    for robot in here:
+        session = client.post("/api/sessions", json={"robot": robot}).json()["id"]
+        try:
+            exported_run_ends_where_the_session_parks(client, session, menagerie_env, tmp_path)
+        except AssertionError as error:
+            failed[robot] = str(error)[:300]
+        finally:
+            client.delete(f"/api/sessions/{session}")
+    assert not failed, failed

@@ -127,12 +127,29 @@ def _sides(a: str, b: str) -> bool:
     )
 
 
+HAND_FAN = 3
+"""A body that picks branch from in at least this many chains is a palm (a hand's
+fingers, however many joints each has), not a fork of the arm."""
+
+
+def _fan(model: mujoco.MjModel, meet: int, picks: list[_Candidate]) -> int:
+    """How many of ``meet``'s children have a pick in their subtree."""
+    children = set()
+    for _, body, _ in picks:
+        while body > 0 and int(model.body_parentid[body]) != meet:
+            body = int(model.body_parentid[body])
+        if body > 0:
+            children.add(body)
+    return len(children)
+
+
 def _one_per_limb(model: mujoco.MjModel, picks: list[_Candidate]) -> list[_Candidate]:
     """One pick per hand or tool: two picks (not feet, not a left and a right one) that
-    meet at a body at most :data:`HAND_DOF` joint DoF above each, itself carried by an
-    arm (more than :data:`HAND_WRIST_DOF` DoF), are one end effector — the first of them when
-    they are rigidly joined (``ee_link`` and ``tool0`` of one flange), else the body
-    they branch from (the palm of a gripper's fingers)."""
+    meet at a body carried by an arm (more than :data:`HAND_WRIST_DOF` DoF), at most
+    :data:`HAND_DOF` joint DoF above each or fanning out into :data:`HAND_FAN` chains or
+    more there (a palm), are one end effector — the first of them when they are rigidly
+    joined (``ee_link`` and ``tool0`` of one flange), else the body they branch from (the
+    palm of a gripper's fingers)."""
     merged: list[_Candidate] = []
     for pick in picks:
         for index, kept in enumerate(merged):
@@ -142,7 +159,7 @@ def _one_per_limb(model: mujoco.MjModel, picks: list[_Candidate]) -> list[_Candi
             if _dofs_between(model, 0, meet) <= HAND_WRIST_DOF:
                 continue  # a hand alone (its fingers are the end effectors) or the base
             spread = max(_dofs_between(model, meet, pick[1]), _dofs_between(model, meet, kept[1]))
-            if spread > HAND_DOF:
+            if spread > HAND_DOF and _fan(model, meet, picks) < HAND_FAN:
                 continue
             if spread > 0:
                 name = model.body(meet).name

@@ -23,6 +23,7 @@ import base64
 import importlib.resources
 import string
 import zlib
+from typing import NamedTuple
 from xml.sax.saxutils import quoteattr
 
 import mujoco
@@ -38,7 +39,8 @@ TEMPLATE = string.Template('''\
 
 Rebuilds the session's tasks, targets, weights, limits and solver settings with the
 posekit engine API (mink's API: ``import posekit as mink`` works) and, from the
-session's configuration, solves exactly as the session does.
+session's configuration, solves exactly as the session does. Needs
+``pip install $needs``.
 
     python $filename             # step until the session would park
     python $filename --steps 50  # exactly 50 steps
@@ -137,17 +139,34 @@ def is_menagerie(robot: str) -> bool:
     return True
 
 
-def model_loader(robot: str, entry: str | None, model: mujoco.MjModel) -> tuple[str, str]:
-    """The import and the expression that load the robot's model in a script."""
+class ModelLoader(NamedTuple):
+    """How a script gets the robot's model: what to install, import and evaluate."""
+
+    needs: str  # the pip requirements, e.g. ``posekit mujoco-menagerie``
+    imports: str
+    expression: str
+
+
+def model_loader(robot: str, entry: str | None, model: mujoco.MjModel) -> ModelLoader:
+    """How a script loads the robot's model: a built-in one from posekit, a Menagerie one
+    by name (the script then needs ``mujoco-menagerie`` too, and says so when it is
+    missing), any other from its compiled model embedded in the script."""
     if is_builtin(robot):
-        return "from posekit.demo import builtin_model", f"builtin_model({literal(robot)})"
+        return ModelLoader(
+            "posekit", "from posekit.demo import builtin_model", f"builtin_model({literal(robot)})"
+        )
     if is_menagerie(robot):
         robot_xml = f"mujoco_menagerie.get({literal(robot)}).xml({literal(entry)})"
-        return (
-            "import mujoco_menagerie  # reads MENAGERIE_ROOT when it is set, else downloads once",
-            f"mujoco.MjModel.from_xml_path(str({robot_xml}))",
+        imports = (
+            "try:\n"
+            "    import mujoco_menagerie  # reads MENAGERIE_ROOT when set, else downloads once\n"
+            "except ModuleNotFoundError:\n"
+            f'    raise SystemExit("This script loads {robot} from MuJoCo Menagerie: '
+            'pip install mujoco-menagerie") from None'
         )
-    return "import base64\nimport zlib", embedded_model(model)
+        expression = f"mujoco.MjModel.from_xml_path(str({robot_xml}))"
+        return ModelLoader("posekit mujoco-menagerie", imports, expression)
+    return ModelLoader("posekit", "import base64\nimport zlib", embedded_model(model))
 
 
 def embedded_model(model: mujoco.MjModel) -> str:
@@ -202,15 +221,16 @@ def python_script(spec: SessionSpec, model: mujoco.MjModel, session_id: str) -> 
         for limit in spec.limits
     ]
     active = [limit.name or limit.type for limit in spec.limits if limit.enabled]
-    model_import, model_expression = model_loader(spec.robot, spec.entry, model)
+    loader = model_loader(spec.robot, spec.entry, model)
     q = block(np.array(spec.q), "")
     return TEMPLATE.substitute(
         session_id=session_id,
         robot=spec.robot,
         entry=spec.entry,
         filename=f"posekit_{session_id}.py",
-        model_import=model_import,
-        model_expression=model_expression,
+        needs=loader.needs,
+        model_import=loader.imports,
+        model_expression=loader.expression,
         nq=model.nq,
         q=q,
         solver=literal(spec.solver.solver),
