@@ -17,6 +17,48 @@ FRAME = {"type": "frame", "params": {"frame": "ee"}}
 # the session (its robot's names and sizes, its task's type).
 CASES: list[tuple[str, str, str, Any, int, tuple[str, ...]]] = [
     ("unknown robot", "POST", "/api/sessions", {"robot": "ur5"}, 404, ("'ur5'",)),
+    # Near misses: the message says what was probably meant.
+    (
+        "robot by its short name",
+        "POST",
+        "/api/sessions",
+        {"robot": "ur5e"},
+        404,
+        ("did you mean 'universal_robots_ur5e'?",),
+    ),
+    (
+        "misspelt field",
+        "POST",
+        S + "/tasks",
+        {"type": "frame", "params": {"frame": "ee", "positon_cost": 1}},
+        422,
+        ("positon_cost", "did you mean 'position_cost'?"),
+    ),
+    (
+        "misspelt task type",
+        "POST",
+        S + "/tasks",
+        {"type": "fram", "params": {"frame": "ee"}},
+        422,
+        ("did you mean 'frame'?",),
+    ),
+    (
+        "misspelt frame",
+        "POST",
+        S + "/tasks",
+        {"type": "frame", "params": {"frame": "wrist_camera"}},
+        409,
+        ("'wrist_camera' does not exist", "Did you mean 'wrist_cam'?"),
+    ),
+    (
+        "misspelt task name",
+        "PATCH",
+        S + "/tasks/postur",
+        {"cost": 1},
+        404,
+        ("Did you mean 'posture'?",),
+    ),
+    ("misspelt keyframe", "PUT", S + "/q", {"keyframe": "hom"}, 409, ("Did you mean 'home'?",)),
     (
         "unknown keyframe",
         "POST",
@@ -324,6 +366,21 @@ def test_bad_input_is_4xx_and_changes_nothing(
     assert client.get(f"/api/sessions/{arm}/spec").json() == spec
     assert client.get(f"/api/sessions/{arm}").json()["revision"] == before["revision"]
     assert {s["id"] for s in client.get("/api/sessions").json()} == sessions
+
+
+def test_one_mistake_is_one_entry(client: httpx.Client, arm: str) -> None:
+    """A misspelt field of a PATCH is checked against every task type's body: it is still
+    one mistake, reported once."""
+    response = client.patch(f"/api/sessions/{arm}/tasks/ee", json={"orientaton_cost": 1})
+    assert response.status_code == 422
+    assert response.json()["errors"] == [
+        {
+            "loc": "orientaton_cost",
+            "type": "extra_forbidden",
+            "msg": "Extra inputs are not permitted",
+        }
+    ]
+    assert "did you mean 'orientation_cost'?" in response.json()["detail"]
 
 
 def test_a_chunked_oversized_body_is_413(client: httpx.Client, arm: str) -> None:

@@ -84,6 +84,14 @@ CHOSEN = [
 ]
 
 
+def spec_round_trips(client: TestClient, session: str) -> None:
+    """``PUT`` of the spec ``GET`` gives is accepted and changes nothing of it."""
+    spec = client.get(f"/api/sessions/{session}/spec").json()
+    response = client.put(f"/api/sessions/{session}/spec", json=spec)
+    assert response.status_code == 200, response.text
+    assert client.get(f"/api/sessions/{session}/spec").json()["tasks"] == spec["tasks"]
+
+
 def exported_run_ends_where_the_session_parks(
     client: TestClient, session: str, engine_env: Path, folder: Path
 ) -> None:
@@ -139,6 +147,7 @@ def test_every_description_loads_with_a_sensible_category_and_preset(
         gizmos = [t["target"]["position"] for t in tasks if t["type"] == "frame"]
         apart = [math.dist(a, b) for a, b in combinations(gizmos, 2)]
         assert min(apart, default=GIZMO_APART) >= GIZMO_APART, (frames, apart)
+        spec_round_trips(client, session)
         exported_run_ends_where_the_session_parks(client, session, engine_env, tmp_path)
     finally:
         client.delete(f"/api/sessions/{session}")
@@ -204,6 +213,7 @@ def test_every_local_menagerie_robot_exports_a_script_that_ends_where_it_parks(
     for robot in here:
         session = client.post("/api/sessions", json={"robot": robot}).json()["id"]
         try:
+            spec_round_trips(client, session)
             exported_run_ends_where_the_session_parks(client, session, menagerie_env, tmp_path)
         except AssertionError as error:
             failed[robot] = str(error)[:300]

@@ -79,12 +79,14 @@ def test_urdf_meshes_in_formats_nobody_reads_are_left_out_with_a_note(tmp_path: 
     assert "left out" in source.notes[0]
 
 
+@pytest.mark.parametrize("source", ["local", "uploaded"])
 @pytest.mark.parametrize("form", ["collada", "ascii stl"])
 def test_collada_and_ascii_stl_meshes_are_converted_with_their_shapes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str, source: str
 ) -> None:
     """ROS packages give visual meshes as COLLADA and some STL as ASCII: MuJoCo reads
-    neither, so they are converted (to a cache folder) and keep their size."""
+    neither, so they are converted (to a cache folder; an upload's in a child process
+    with limits) and keep their size."""
     import trimesh
 
     monkeypatch.setenv("POSEKIT_MESH_CACHE", str(tmp_path / "cache"))
@@ -96,14 +98,28 @@ def test_collada_and_ascii_stl_meshes_are_converted_with_their_shapes(
         urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.dae"))
     else:
         (meshes / "upper_arm.stl").write_text(trimesh.exchange.stl.export_stl_ascii(box))
-    robot = file_robot("two_link", urdf)
-    source = model_source(robot, robot.default_entry)
-    assert any("converted to STL" in note for note in source.notes), source.notes
-    model = compile_source(source)
+    robot = file_robot("two_link", urdf, source=source, root=tmp_path)
+    loaded = model_source(robot, robot.default_entry)
+    assert any("converted to STL" in note for note in loaded.notes), loaded.notes
+    model = compile_source(loaded)
     assert model.nmesh == 1
     vertices = model.mesh_vert[: model.mesh_vertnum[0]]
     extent = sorted(vertices.max(axis=0) - vertices.min(axis=0))
     assert extent == pytest.approx([0.05, 0.05, 0.3], abs=1e-6)
+
+
+def test_an_uploaded_mesh_that_cannot_be_read_is_left_out_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POSEKIT_MESH_CACHE", str(tmp_path / "cache"))
+    urdf = write_urdf_package(tmp_path)
+    (urdf.parent.parent / "meshes" / "upper_arm.dae").write_text("<COLLADA><oops")
+    urdf.write_text(urdf.read_text().replace("upper_arm.stl", "upper_arm.dae"))
+    robot = file_robot("two_link", urdf, source="uploaded", root=tmp_path)
+    loaded = model_source(robot, robot.default_entry)
+    note = next(note for note in loaded.notes if "upper_arm.dae" in note)
+    assert "left out (it could not be read" in note
+    assert compile_source(loaded).nmesh == 0  # the robot loads without it
 
 
 def test_a_leaf_is_the_end_effector_when_no_name_says_one() -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -48,6 +48,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from posekit.ik.exceptions import PosekitError
+from posekit.ik.near_miss import did_you_mean
 from posekit.robots.errors import (
     RobotConflict,
     RobotFileInvalid,
@@ -200,8 +201,24 @@ def _location(loc: Sequence[Any]) -> str:
     return ".".join(parts) or "body"
 
 
-def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    """A one-line message and JSON-safe per-field errors from pydantic errors.
+def _near_miss(error: Mapping[str, Any], where: str, fields: Collection[str]) -> str:
+    """A suggestion for a misspelt field or task type, or ``""``."""
+    kind = error.get("type")
+    if kind == "extra_forbidden":
+        return did_you_mean(where.rsplit(".", 1)[-1], fields)
+    if kind == "union_tag_invalid":
+        context = error.get("ctx") or {}
+        expected = re.findall(r"'([^']+)'", str(context.get("expected_tags", "")))
+        return did_you_mean(str(context.get("tag", "")), expected)
+    return ""
+
+
+def describe_validation(
+    errors: Sequence[Mapping[str, Any]], fields: Collection[str] = ()
+) -> tuple[str, list[dict[str, Any]]]:
+    """A one-line message and JSON-safe per-field errors from pydantic errors, one per
+    mistake, with a suggestion where a field (of ``fields``, the API's field names) or a
+    task type is misspelt.
 
     Of a union's alternatives, a field that some alternative takes is not reported as
     unknown by the others: the problem with its value is.
@@ -211,9 +228,9 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[
     known = {_location(e.get("loc", ())) for e in errors if e.get("type") != "extra_forbidden"}
     for error in errors:
         where = _location(error.get("loc", ()))
-        if error.get("type") == "extra_forbidden" and where in known:
-            continue
         kind = error.get("type", "")
+        if kind == "extra_forbidden" and where in known:
+            continue
         if kind == "json_invalid":
             reason = (error.get("ctx") or {}).get("error", "")
             message = f"the request body is not valid JSON ({reason})"
@@ -222,11 +239,20 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> tuple[str, list[
             if "input" in error and kind not in ("missing",):
                 shown = repr(error["input"])
                 message += f" (got {shown[:80]}{'…' if len(shown) > 80 else ''})"
+            message += _near_miss(error, where, fields)
+        entry = {"loc": where, "type": kind, "msg": str(error.get("msg", ""))}
         if message not in lines:
             lines.append(message)
-        clean.append({"loc": where, "type": kind, "msg": str(error.get("msg", ""))})
+        if entry not in clean:
+            clean.append(entry)
     shown = "; ".join(lines[:5]) + (f"; … ({len(lines) - 5} more)" if len(lines) > 5 else "")
     return shown or "invalid request", clean
+
+
+def api_field_names(app: FastAPI) -> frozenset[str]:
+    """Every field name of the API's schemas (what a misspelt field is compared with)."""
+    schemas = app.openapi().get("components", {}).get("schemas", {})
+    return frozenset(name for schema in schemas.values() for name in schema.get("properties", {}))
 
 
 _FILE_PATH = re.compile(r"(?<![\w.:/])/(?:[^/\s'\"]+/)+([^/\s'\"]+\.[A-Za-z0-9]+)")
@@ -259,12 +285,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        detail, errors = describe_validation(exc.errors())
+        detail, errors = describe_validation(exc.errors(), api_field_names(request.app))
         return error_response(422, "invalid", detail, errors)
 
     @app.exception_handler(ValidationError)
     async def _model_invalid(request: Request, exc: ValidationError) -> JSONResponse:
-        detail, errors = describe_validation(exc.errors())
+        detail, errors = describe_validation(exc.errors(), api_field_names(request.app))
         return error_response(422, "invalid", detail, errors)
 
     @app.exception_handler(StarletteHTTPException)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import mujoco
 import qpsolvers
 
+from posekit.ik.near_miss import did_you_mean_sentence
+
 _MAX_LISTED = 12
 
 
@@ -71,7 +73,9 @@ class InvalidFrame(PosekitError, LookupFailed):
                 f"expected 0 <= id < {count}."
             )
         else:
-            what = f"{frame_type} '{frame_name}' does not exist in the model."
+            names = _names_of(model, obj, count)
+            hint = did_you_mean_sentence(str(frame_name), names)
+            what = f"{frame_type} '{frame_name}' does not exist in the model.{hint}"
         super().__init__(f"{what} Available {frame_type} names: {valid}")
 
 
@@ -80,8 +84,9 @@ class InvalidKeyframe(PosekitError):
 
     def __init__(self, keyframe_name: str, model: mujoco.MjModel) -> None:
         valid = _names_of(model, mujoco.mjtObj.mjOBJ_KEY, model.nkey)
+        hint = did_you_mean_sentence(keyframe_name, valid)
         super().__init__(
-            f"Keyframe {keyframe_name} does not exist in the model. "
+            f"Keyframe {keyframe_name} does not exist in the model.{hint} "
             f"Available keyframe names: {_listing(valid)}"
         )
 
@@ -111,8 +116,9 @@ class InvalidJoint(PosekitError, LookupFailed):
 
     def __init__(self, joint_name: str, model: mujoco.MjModel) -> None:
         valid = _names_of(model, mujoco.mjtObj.mjOBJ_JOINT, model.njnt)
+        hint = did_you_mean_sentence(str(joint_name), valid)
         super().__init__(
-            f"joint {joint_name!r} does not exist in the model; joints are {_listing(valid)}"
+            f"joint {joint_name!r} does not exist in the model.{hint} Joints: {_listing(valid)}"
         )
 
 

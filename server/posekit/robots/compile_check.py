@@ -1,7 +1,8 @@
 """Compile an untrusted model in a short-lived child process, with limits.
 
 The child (:mod:`posekit.robots.compile_worker`, run as ``python -I``) gets at most
-``COMPILE_MEMORY_BYTES`` of address space and ``timeout_s`` seconds: a model that
+``COMPILE_MEMORY_BYTES`` of address space and ``timeout_s`` seconds, and may read
+nothing but the upload and its converted meshes (:mod:`posekit.robots.confinement`): a model that
 makes MuJoCo loop, allocate without end or crash costs the server nothing but that
 child. Its answer — MuJoCo's error, or the model's sizes — is checked here against the
 caps on a model's size (:class:`ModelCaps`).
@@ -9,7 +10,9 @@ caps on a model's size (:class:`ModelCaps`).
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from typing import Any
 from posekit.robots import compile_worker
 from posekit.robots.errors import RobotFileInvalid, UploadTooLarge
 from posekit.robots.loading import ModelSource, redact
+from posekit.robots.mesh_convert import cache_dir
 from posekit.robots.references import shown
 
 COMPILE_MEMORY_BYTES = 2 << 30  # [B] address space of the compiling child
@@ -67,6 +71,7 @@ def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> di
         "xml": source.xml,
         "floating": source.floating,
         "memory_bytes": COMPILE_MEMORY_BYTES,
+        "read": [str(source.root), str(cache_dir())],  # the upload, its converted meshes
     }
     try:
         done = subprocess.run(
@@ -90,6 +95,16 @@ def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> di
     if not reply.get("ok"):
         message = redact(str(reply.get("error", "unknown error")), source.root)
         raise RobotFileInvalid(f"MuJoCo could not compile {name}: {message}")
+    if not reply.get("confined"):
+        _warn_unconfined()
     stats: dict[str, Any] = reply["stats"]
     caps.check(stats, name)
     return stats
+
+
+@functools.cache
+def _warn_unconfined() -> None:
+    logging.getLogger(__name__).warning(
+        "uploads are compiled without kernel confinement (no Linux Landlock here): only "
+        "posekit's path checks keep them from reading files outside the upload"
+    )

@@ -2,9 +2,10 @@
 
 :func:`compile_model` is how every robot from files is compiled (through
 :class:`mujoco.MjSpec`; a URDF gets a ``home`` keyframe). Run as a script
-(``python -I compile_worker.py``, which imports nothing of posekit: it starts in well
-under a second) it reads one request as JSON on stdin, ``{"path", "xml", "kind",
-"floating", "memory_bytes"}``, limits its own address space and CPU time, compiles, and prints
+(``python -I compile_worker.py``) it reads one request as JSON on stdin, ``{"path",
+"xml", "kind", "floating", "memory_bytes", "read"}``, limits its own address space,
+confines its file reads to the ``read`` folders (:mod:`posekit.robots.confinement`),
+compiles, and prints
 ``{"ok": true, "stats": {…}}`` or ``{"ok": false, "error": "…"}``: the upload check of
 :mod:`posekit.robots.compile_check`, so that a pathological model cannot wedge or
 exhaust the server.
@@ -16,6 +17,7 @@ import json
 import math
 import resource
 import sys
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -195,12 +197,15 @@ def serial_dofs(model: mujoco.MjModel) -> int:
 def main() -> None:
     request = json.loads(sys.stdin.read())
     memory = int(request["memory_bytes"])
+    from posekit.robots.confinement import confine
+
+    confined = confine([Path(folder) for folder in request.get("read", [])])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
         model = compile_model(
             request["kind"], request["path"], request.get("xml"), bool(request.get("floating"))
         )
-        reply: dict[str, Any] = {"ok": True, "stats": model_stats(model)}
+        reply: dict[str, Any] = {"ok": True, "stats": model_stats(model), "confined": confined}
     except MemoryError:
         reply = {"ok": False, "error": f"compiling it needs more than {memory >> 20} MiB"}
     except Exception as exc:

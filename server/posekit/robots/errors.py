@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from posekit.ik.exceptions import PosekitError
+from posekit.ik.near_miss import did_you_mean
 
 
 class RobotNotFound(PosekitError, LookupError):
     """No built-in or Menagerie robot has this name, or the robot has no such entry."""
 
     def __init__(self, name: str, known: Sequence[str], what: str = "robot") -> None:
-        close = difflib.get_close_matches(name, list(known), n=3)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(name, known)
         listed = ", ".join(repr(k) for k in list(known)[:12])
         more = f", … ({len(known) - 12} more)" if len(known) > 12 else ""
         super().__init__(f"{what} {name!r} does not exist{hint} (known: [{listed}{more}])")

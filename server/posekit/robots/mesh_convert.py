@@ -8,12 +8,22 @@ transforms and unit scale), without its colours and textures: MuJoCo's URDF impo
 reads neither. Converted files are kept in a cache folder by the digest of the
 source's bytes, so a robot is converted once, and a changed file (live reload) is
 converted anew.
+
+An upload's meshes are a stranger's data: they are converted in one short-lived child
+process per robot (:mod:`posekit.robots.mesh_worker`, run as ``python -I``) with at
+most :data:`CHILD_MEMORY_BYTES` of address space and :data:`CHILD_TIMEOUT_S` seconds,
+so a mesh that makes a parser loop, allocate without end or crash costs the server
+nothing but that child. A local robot's meshes are converted in the server process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import trimesh
@@ -26,6 +36,9 @@ STL_MAX_FACES = 200_000
 """The most triangles MuJoCo reads from an STL file (larger meshes are written as OBJ)."""
 _STL_HEADER = 84  # bytes: an 80-byte header and the triangle count
 _STL_FACE = 50  # bytes a triangle
+CHILD_MEMORY_BYTES = 2 << 30  # [B] address space of the converting child (uploads)
+CHILD_TIMEOUT_S = 60.0  # [s] the converting child has for all of one robot's meshes
+WORKER = Path(__file__).with_name("mesh_worker.py")
 
 
 def needs_conversion(path: Path) -> bool:
@@ -54,14 +67,22 @@ class MeshNotConverted(ValueError):
     """A mesh file trimesh cannot read, or that holds no triangles."""
 
 
-def converted_mesh(path: Path) -> Path:
-    """The mesh at ``path`` as a binary STL (an OBJ beyond :data:`STL_MAX_FACES`),
-    converted once, then taken from the cache; :class:`MeshNotConverted` when it cannot
-    be read or has no triangles."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+
+
+def cached_mesh(path: Path) -> Path | None:
+    """The converted mesh of ``path`` when the cache has it."""
+    digest = _digest(path)
     for suffix in (".stl", ".obj"):
         if (cache_dir() / f"{digest}{suffix}").is_file():
             return cache_dir() / f"{digest}{suffix}"
+    return None
+
+
+def convert_mesh(path: Path) -> Path:
+    """The mesh at ``path`` as a binary STL (an OBJ beyond :data:`STL_MAX_FACES`), put in
+    the cache; :class:`MeshNotConverted` when it cannot be read or has no triangles."""
     try:
         mesh = trimesh.load(path, force="mesh")
     except Exception as exc:  # trimesh's readers raise whatever their parser does
@@ -69,9 +90,62 @@ def converted_mesh(path: Path) -> Path:
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
         raise MeshNotConverted("it holds no triangles")
     kind = "stl" if len(mesh.faces) <= STL_MAX_FACES else "obj"
-    target = cache_dir() / f"{digest}.{kind}"
+    target = cache_dir() / f"{_digest(path)}.{kind}"
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.part")
     mesh.export(partial, file_type=kind)
     partial.replace(target)  # whole or not at all, for a concurrent reader
     return target
+
+
+def converted_meshes(paths: Iterable[Path], upload: Path | None) -> dict[Path, Path | str]:
+    """Each mesh's converted file, or why it could not be converted; from the cache
+    where it can, else converted here (local robots) or, for an ``upload`` (its folder),
+    in one child that may read nothing else (module docstring)."""
+    done: dict[Path, Path | str] = {}
+    missing = []
+    for path in dict.fromkeys(paths):
+        cached = cached_mesh(path)
+        if cached is not None:
+            done[path] = cached
+        else:
+            missing.append(path)
+    if upload is not None and missing:
+        return done | _convert_in_child(missing, upload)
+    for path in missing:
+        try:
+            done[path] = convert_mesh(path)
+        except MeshNotConverted as exc:
+            done[path] = str(exc)
+    return done
+
+
+def _convert_in_child(paths: list[Path], upload: Path) -> dict[Path, Path | str]:
+    request = {
+        "paths": [str(p) for p in paths],
+        "memory_bytes": CHILD_MEMORY_BYTES,
+        "read": [str(upload)],
+    }
+    env = {**os.environ, "POSEKIT_MESH_CACHE": str(cache_dir())}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", str(WORKER)],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_S,
+            env=env,
+            check=False,
+        )
+        reply = json.loads(done.stdout)
+    except subprocess.TimeoutExpired:
+        reason = f"converting the upload's meshes took more than {CHILD_TIMEOUT_S:g} s"
+        return dict.fromkeys(paths, reason)
+    except ValueError:
+        reason = "the converter stopped (out of memory or a crash)"
+        return dict.fromkeys(paths, reason)
+    answers = {Path(path): answer for path, answer in reply.items()}
+    return {
+        path: Path(answers[path]["file"]) if "file" in answers[path] else answers[path]["error"]
+        for path in paths
+    }

@@ -44,12 +44,7 @@ import numpy as np
 
 from posekit.robots.category import looks_legged
 from posekit.robots.errors import RobotFileInvalid
-from posekit.robots.mesh_convert import (
-    CONVERTED_FORMATS,
-    MeshNotConverted,
-    converted_mesh,
-    needs_conversion,
-)
+from posekit.robots.mesh_convert import CONVERTED_FORMATS, converted_meshes, needs_conversion
 from posekit.robots.references import is_plain_relative, parse_xml, shown
 
 MESH_FORMATS = (".stl", ".obj", ".msh")  # what MuJoCo reads
@@ -212,11 +207,14 @@ def urdf_source(path: Path, root: Path, confined: bool) -> UrdfSource:
     if robot.tag != "robot":
         raise RobotFileInvalid(f"{shown(path, root)}: not a URDF (its root is <{robot.tag}>)")
     source = UrdfSource("", [path])
+    to_convert: list[_Mesh] = []
     for link in robot.iter("link"):
         _fix_inertia(link, source)
         for kind in ("visual", "collision"):
             for item in list(link.findall(kind)):
-                _fix_meshes(item, link, kind, path, root, confined, source)
+                to_convert += _fix_meshes(item, link, kind, path, root, confined, source)
+    if to_convert:
+        _convert(to_convert, root if confined else None, source)
     for node in robot.iter():
         if node.tag != "mesh" and "filename" in node.attrib:
             del node.attrib["filename"]  # textures: MuJoCo's URDF importer reads none
@@ -233,6 +231,18 @@ def urdf_source(path: Path, root: Path, confined: bool) -> UrdfSource:
     return source
 
 
+@dataclass
+class _Mesh:
+    """A mesh element of a link's visual or collision, and the file it names."""
+
+    element: ET.Element
+    item: ET.Element  # its <visual> or <collision>
+    link: ET.Element
+    kind: str
+    value: str  # its filename, as the URDF gives it
+    file: Path
+
+
 def _fix_meshes(
     item: ET.Element,
     link: ET.Element,
@@ -241,29 +251,42 @@ def _fix_meshes(
     root: Path,
     confined: bool,
     source: UrdfSource,
-) -> None:
-    """Point each mesh of a visual/collision element at its file (converted to STL when
-    MuJoCo cannot read its format), or drop the element, with a note, when no one can."""
+) -> list[_Mesh]:
+    """Point each mesh of a visual/collision element at its file, or drop the element,
+    with a note, when no one reads its format; the meshes to convert first (MuJoCo
+    cannot read their format) are returned."""
+    to_convert = []
     for mesh in item.iter("mesh"):
         value = mesh.get("filename", "")
         suffix = Path(urlparse(value).path).suffix.lower()
-        reason = None
-        if suffix in MESH_FORMATS or suffix in CONVERTED_FORMATS:
-            resolved = resolve_mesh(value, urdf, root, confined)
-            source.files.append(resolved)
-            try:
-                if suffix in CONVERTED_FORMATS or needs_conversion(resolved):
-                    resolved = converted_mesh(resolved)
-                    source.converted += 1
-            except MeshNotConverted as exc:
-                reason = str(exc)
-        else:
+        if suffix not in MESH_FORMATS and suffix not in CONVERTED_FORMATS:
             formats = ", ".join(MESH_FORMATS + CONVERTED_FORMATS)
-            reason = f"posekit reads {formats} meshes"
-        if reason is not None:
-            link.remove(item)
-            source.notes.append(
-                f"link {link.get('name')!r}: {kind} mesh {value!r} left out ({reason})"
-            )
-            return
+            _leave_out(item, link, kind, value, f"posekit reads {formats} meshes", source)
+            return []
+        resolved = resolve_mesh(value, urdf, root, confined)
+        source.files.append(resolved)
         mesh.set("filename", str(resolved))
+        if suffix in CONVERTED_FORMATS or needs_conversion(resolved):
+            to_convert.append(_Mesh(mesh, item, link, kind, value, resolved))
+    return to_convert
+
+
+def _leave_out(
+    item: ET.Element, link: ET.Element, kind: str, value: str, why: str, source: UrdfSource
+) -> None:
+    if item in list(link):
+        link.remove(item)
+        source.notes.append(f"link {link.get('name')!r}: {kind} mesh {value!r} left out ({why})")
+
+
+def _convert(meshes: list[_Mesh], root: Path | None, source: UrdfSource) -> None:
+    """Convert the meshes MuJoCo cannot read, in one go (for an upload, its folder
+    ``root``: in a child that reads nothing else)."""
+    converted = converted_meshes([mesh.file for mesh in meshes], root)
+    for mesh in meshes:
+        done = converted[mesh.file]
+        if isinstance(done, Path):
+            mesh.element.set("filename", str(done))
+            source.converted += 1
+        else:
+            _leave_out(mesh.item, mesh.link, mesh.kind, mesh.value, done, source)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from posekit.ik.exceptions import PosekitError
+from posekit.ik.near_miss import did_you_mean_sentence
 
 
 def _listing(names: Iterable[str]) -> str:
@@ -35,15 +36,21 @@ class TaskNotFound(NotFound):
     """The session has no task of this name."""
 
     def __init__(self, name: str, known: Iterable[str]) -> None:
-        super().__init__(f"task {name!r} does not exist; the session's tasks are {_listing(known)}")
+        known = list(known)
+        hint = did_you_mean_sentence(name, known)
+        super().__init__(
+            f"task {name!r} does not exist.{hint} The session's tasks are {_listing(known)}"
+        )
 
 
 class LimitNotFound(NotFound):
     """The session has no limit of this name."""
 
     def __init__(self, name: str, known: Iterable[str]) -> None:
+        known = list(known)
+        hint = did_you_mean_sentence(name, known)
         super().__init__(
-            f"limit {name!r} does not exist; the session's limits are {_listing(known)}"
+            f"limit {name!r} does not exist.{hint} The session's limits are {_listing(known)}"
         )
 
 
