@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from posekit.settings import Settings
 from support.browser import require_browser
 from support.models import offline_registry
 from support.ports import free_port
+from support.processes import first_answer
 from support.servers import LiveServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -68,15 +68,7 @@ def test_the_viser_loop_serves_the_arm_and_its_error_to_a_browser() -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert script.poll() is None, script.communicate()[0]
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.5)
+        first_answer(script, f"http://127.0.0.1:{port}/", timeout=120)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=require_browser())
             page = browser.new_page()

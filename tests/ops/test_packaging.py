@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 
-import httpx
 from support.clean_env import clean_venv, installed, run
 from support.ports import free_port
+from support.processes import first_answer
 from support.readme import engine_snippet
 
 WEB_PACKAGES = {"fastapi", "starlette", "uvicorn", "pydantic", "viser", "psycopg", "trimesh"}
@@ -60,15 +59,7 @@ def test_the_server_extra_gives_posekit_up(dist: Path, tmp_path: Path) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, server.communicate()[0]
-            try:
-                sessions = httpx.get(f"http://127.0.0.1:{port}/api/sessions", timeout=5).json()
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.5)
+        sessions = first_answer(server, f"http://127.0.0.1:{port}/api/sessions").json()
         assert [session["robot"] for session in sessions] == ["arm7"]
     finally:
         server.terminate()

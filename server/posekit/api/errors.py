@@ -18,6 +18,8 @@ UploadsBusy (another upload is checked)      429     uploads_busy
 RobotUnavailable                             503     robot_unavailable
 NotOwner (another replica solves it)         503     not_owner
 DatabaseUnavailable                          503     database_unavailable
+StorageFailed: the store is full, DiskFull   507     storage_full
+StorageFailed: the store cannot write        503     storage_unavailable
 ==========================================  ======  ==================
 
 ``uploads_busy`` carries ``Retry-After: 1`` too. A ``not_owner`` answer did nothing on
@@ -50,6 +52,7 @@ from starlette.routing import compile_path
 from posekit.ik.exceptions import PosekitError
 from posekit.ik.near_miss import did_you_mean
 from posekit.robots.errors import (
+    DiskFull,
     RobotConflict,
     RobotFileInvalid,
     RobotInUse,
@@ -66,6 +69,7 @@ from posekit.sessions.errors import (
     NotOwner,
     SessionLimitReached,
     StackFull,
+    StorageFailed,
 )
 
 logger = logging.getLogger(__name__)
@@ -110,7 +114,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": "A robot that cannot be loaded now: a Menagerie robot that cannot be "
         "fetched, or the robot of a stored session that is unavailable (tried again on "
         "every request); in a cluster, another replica solves the session (`not_owner`: "
-        "nothing changed, send it again) or the database cannot be reached.",
+        "nothing changed, send it again) or the database cannot be reached; the session "
+        "store cannot write (`storage_unavailable`: nothing changed).",
         "headers": {
             "Retry-After": {
                 "description": "`not_owner`: seconds before sending it again.",
@@ -121,6 +126,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                 "schema": {"type": "string"},
             },
         },
+    },
+    507: {
+        "model": ErrorBody,
+        "description": "The server's disk is full (`storage_full`): the change was not "
+        "stored and nothing changed; it can be sent again once there is space.",
     },
 }
 
@@ -163,6 +173,10 @@ def status_of(exc: PosekitError) -> tuple[int, str]:
         return 503, "not_owner"
     if isinstance(exc, DatabaseUnavailable):
         return 503, "database_unavailable"
+    if isinstance(exc, DiskFull):
+        return 507, "storage_full"
+    if isinstance(exc, StorageFailed):
+        return (507, "storage_full") if exc.full else (503, "storage_unavailable")
     return 409, "mismatch"
 
 

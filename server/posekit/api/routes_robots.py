@@ -87,7 +87,7 @@ def _describe(registry: RobotRegistry, robot: str, entry: str | None) -> RobotDe
     tags=["robots"],
     summary="Upload a robot",
     responses={
-        **{k: ERROR_RESPONSES[k] for k in (409, 413, 422)},
+        **{k: ERROR_RESPONSES[k] for k in (409, 413, 422, 507)},
         429: {
             "model": ErrorBody,
             "description": "Another upload is being checked (`uploads_busy`): send it again "

@@ -11,15 +11,13 @@ caps on a model's size (:class:`ModelCaps`).
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from posekit.robots import compile_worker
+from posekit.robots.child_process import ChildStopped, ChildTimedOut, ask_child
 from posekit.robots.errors import RobotFileInvalid, UploadTooLarge
 from posekit.robots.loading import ModelSource, redact
 from posekit.robots.mesh_convert import cache_dir
@@ -74,23 +72,13 @@ def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> di
         "read": [str(source.root), str(cache_dir())],  # the upload, its converted meshes
     }
     try:
-        done = subprocess.run(
-            [sys.executable, "-I", str(WORKER)],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            cwd=source.root,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+        reply = ask_child(WORKER, request, timeout_s, cwd=source.root)
+    except ChildTimedOut:
         raise RobotFileInvalid(f"MuJoCo did not compile {name} within {timeout_s:g} s") from None
-    try:
-        reply = json.loads(done.stdout)
-    except ValueError:
+    except ChildStopped as stopped:
         raise RobotFileInvalid(
             f"MuJoCo could not compile {name}: the compiler stopped (exit code "
-            f"{done.returncode}; out of memory or a crash)"
+            f"{stopped.returncode}; out of memory or a crash)"
         ) from None
     if not reply.get("ok"):
         message = redact(str(reply.get("error", "unknown error")), source.root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 
 from posekit.ik.exceptions import PosekitError
@@ -53,3 +54,18 @@ class UploadsBusy(PosekitError):
 
 class RobotInUse(RobotConflict):
     """An uploaded robot cannot be deleted while sessions (live or unloaded) use it."""
+
+
+class DiskFull(PosekitError):
+    """The server's disk filled up while an upload was written: nothing of it is kept."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the server's disk is full: the upload was not kept; try again once there is space"
+        )
+
+
+def raise_if_full(error: OSError) -> None:
+    """:class:`DiskFull` when ``error`` says the disk (or the user's quota) is full."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        raise DiskFull() from error

@@ -19,14 +19,13 @@ nothing but that child. A local robot's meshes are converted in the server proce
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 import trimesh
+
+from posekit.robots.child_process import ChildStopped, ChildTimedOut, ask_child
 
 CONVERTED_FORMATS = (".dae", ".gltf", ".glb", ".ply", ".off")
 """What is converted (trimesh reads them; ``.dae`` through pycollada)."""
@@ -128,22 +127,12 @@ def _convert_in_child(paths: list[Path], upload: Path) -> dict[Path, Path | str]
     }
     env = {**os.environ, "POSEKIT_MESH_CACHE": str(cache_dir())}
     try:
-        done = subprocess.run(
-            [sys.executable, "-I", str(WORKER)],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT_S,
-            env=env,
-            check=False,
-        )
-        reply = json.loads(done.stdout)
-    except subprocess.TimeoutExpired:
+        reply = ask_child(WORKER, request, CHILD_TIMEOUT_S, env=env)
+    except ChildTimedOut:
         reason = f"converting the upload's meshes took more than {CHILD_TIMEOUT_S:g} s"
         return dict.fromkeys(paths, reason)
-    except ValueError:
-        reason = "the converter stopped (out of memory or a crash)"
-        return dict.fromkeys(paths, reason)
+    except ChildStopped:
+        return dict.fromkeys(paths, "the converter stopped (out of memory or a crash)")
     answers = {Path(path): answer for path, answer in reply.items()}
     return {
         path: Path(answers[path]["file"]) if "file" in answers[path] else answers[path]["error"]

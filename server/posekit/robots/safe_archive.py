@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from posekit.robots.errors import RobotFileInvalid, UploadTooLarge
+from posekit.robots.errors import RobotFileInvalid, UploadTooLarge, raise_if_full
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CHUNK = 1 << 20
@@ -114,7 +114,8 @@ def extract_zip(source: BinaryIO | Path, destination: Path, limits: ArchiveLimit
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError:
+            except OSError as exc:
+                raise_if_full(exc)
                 raise RobotFileInvalid(
                     f"archive member {info.filename!r} clashes with another member"
                 ) from None
@@ -144,7 +145,8 @@ def _copy_member(
                 out.write(chunk)
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError) as exc:
         raise RobotFileInvalid(f"archive member {info.filename!r} cannot be read ({exc})") from None
-    except OSError:
+    except OSError as exc:
+        raise_if_full(exc)
         raise RobotFileInvalid(
             f"archive member {info.filename!r} clashes with another member"
         ) from None
@@ -154,12 +156,18 @@ def _copy_member(
 def copy_limited(source: BinaryIO, target: Path, max_bytes: int) -> int:
     """Copy a single uploaded file, refusing it beyond ``max_bytes``; returns its size."""
     size = 0
-    with open(target, "xb") as out:
-        while chunk := source.read(_CHUNK):
-            size += len(chunk)
-            if size > max_bytes:
-                raise UploadTooLarge(f"the file is over {max_bytes} bytes (the cap on one file)")
-            out.write(chunk)
+    try:
+        with open(target, "xb") as out:
+            while chunk := source.read(_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise UploadTooLarge(
+                        f"the file is over {max_bytes} bytes (the cap on one file)"
+                    )
+                out.write(chunk)
+    except OSError as exc:
+        raise_if_full(exc)
+        raise
     return size
 
 

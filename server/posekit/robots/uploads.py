@@ -34,6 +34,7 @@ from posekit.robots.errors import (
     RobotInUse,
     TooManyRobots,
     UploadsBusy,
+    raise_if_full,
 )
 from posekit.robots.loading import model_source
 from posekit.robots.local_robots import (
@@ -142,11 +143,19 @@ class RobotUploads:
                 )
             if robot_name in self.registry.names():
                 raise RobotConflict(f"a robot named {robot_name!r} already exists; choose a name")
-            self.folder.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=STAGING, dir=self.folder))
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                staging = Path(tempfile.mkdtemp(prefix=STAGING, dir=self.folder))
+            except OSError as exc:
+                raise_if_full(exc)
+                raise
             try:
                 robot = self._check(robot_name, filename, content, staging, entry)
                 stored = self._store(robot, staging, filename)
+            except OSError as exc:
+                remove_tree(staging)
+                raise_if_full(exc)
+                raise
             except BaseException:
                 remove_tree(staging)
                 raise

@@ -123,6 +123,21 @@ class DatabaseUnavailable(PosekitError):
     stored is not acknowledged."""
 
 
+class StorageFailed(PosekitError):
+    """The session store could not write (the disk or database is full, read-only or
+    failing): the change is not acknowledged, and the session is left as stored."""
+
+    def __init__(self, cause: str, full: bool) -> None:
+        what = "is full" if full else "cannot write"
+        super().__init__(
+            f"the session store {what} ({cause}); nothing was changed, try again once "
+            "the server has space"
+            if full
+            else f"the session store {what} ({cause}); nothing was changed"
+        )
+        self.full = full
+
+
 class InvalidRequest(PosekitError, ValueError):
     """A request is well-formed but does not fit the session (e.g. a target field the
     task type does not take)."""

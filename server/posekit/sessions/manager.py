@@ -33,7 +33,12 @@ from posekit.robots import RobotRegistry
 from posekit.sessions.cluster.lease_keeper import LeaseKeeper
 from posekit.sessions.cluster.leases import Leases, LocalLeases
 from posekit.sessions.cluster.ownership import ClusterOwnership, LocalOwnership, Ownership
-from posekit.sessions.errors import InvalidRequest, SessionLimitReached, SessionNotFound
+from posekit.sessions.errors import (
+    InvalidRequest,
+    SessionLimitReached,
+    SessionNotFound,
+    StorageFailed,
+)
 from posekit.sessions.housekeeping import Housekeeper
 from posekit.sessions.live.info import SessionInfo
 from posekit.sessions.live.session import Session
@@ -203,7 +208,16 @@ class SessionManager:
             self._unloaded.pop(session_id, None)
         if new:
             self.ownership.created(session)
-        self.ownership.confirm_stored(session, self.save_now(session))
+        try:
+            self.ownership.confirm_stored(session, self.save_now(session))
+        except StorageFailed:
+            if not new:  # a stored session coming back: its stored spec stands
+                self._mark_dirty(session)
+            else:
+                with self._lock:
+                    self._sessions.pop(session_id, None)
+                session.close("the session could not be stored")
+                raise
         self.solver.attach(session)
         return session
 
@@ -225,27 +239,35 @@ class SessionManager:
         """The session with this id, to change; stored when the block ends without an
         error, before ``edit`` returns (a rejected change changed nothing: no save).
 
-        The API wraps every REST change in it, so an acknowledged change is stored.
+        The API wraps every REST change in it, so an acknowledged change is stored; when
+        the store cannot write (:class:`StorageFailed`) the session is put back as it was
+        before the change and the error raised.
         """
         session = self.get(session_id)
+        stored = session.spec()
         yield session
-        self.ownership.confirm_stored(session, self.save_now(session))
+        try:
+            saved = self.save_now(session)
+        except StorageFailed:
+            session.replace_spec(stored)
+            raise
+        self.ownership.confirm_stored(session, saved)
 
     def delete(self, session_id: str) -> None:
         """Stop and forget a session (its watchers are told, and the store forgets it).
         A takeover of the same session (which would restore it) never overlaps."""
         with self._revive_lock:
             with self._lock:
-                session = self._sessions.pop(session_id, None)
-                unloaded = self._unloaded.pop(session_id, None)
-            if session is None and unloaded is None:
+                known = session_id in self._sessions or session_id in self._unloaded
+            if not known:
                 self.ownership.take_to_delete(session_id)
+            self._persistence.delete(session_id)  # StorageFailed: nothing deleted
+            with self._lock:
+                session = self._sessions.pop(session_id, None)
+                self._unloaded.pop(session_id, None)
             if session is not None:
                 session.close("session deleted")
-            try:
-                self._persistence.delete(session_id)
-            finally:
-                self._notify_closed(session_id)
+            self._notify_closed(session_id)
 
     def sessions(self) -> list[Session]:
         """Live sessions, oldest first."""

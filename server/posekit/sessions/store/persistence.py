@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from posekit.sessions.errors import StorageFailed
 from posekit.sessions.store.protocol import NullStore, SessionStore, StoredSession
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,9 @@ class Persistence:
 
     def save(self, session_id: str, snapshot: Snapshot) -> bool:
         """Take the session's snapshot and store it with its next revision (in order);
-        True when stored. Errors of the store are logged, not raised."""
+        True when stored, False when the store refused it (an older revision, a deleted
+        session, a lost lease). :class:`StorageFailed` when the store cannot write; other
+        errors of the store are logged."""
         if not self.enabled:
             return False
         record = self._record(session_id)
@@ -78,6 +81,8 @@ class Persistence:
             record.revision += 1
             try:
                 return self.store.save_session(session_id, spec, record.revision)
+            except StorageFailed:
+                raise
             except Exception:
                 logger.exception("could not save session %s", session_id)
                 return False
@@ -91,8 +96,13 @@ class Persistence:
             dirty, self._dirty = self._dirty, set()
         for session_id in dirty:
             snapshot = snapshots(session_id)
-            if snapshot is not None:
+            if snapshot is None:
+                continue
+            try:
                 self.save(session_id, snapshot)
+            except StorageFailed as failed:  # kept in memory, saved once the store can
+                logger.warning("could not save session %s: %s", session_id, failed)
+                self.mark_dirty(session_id)
 
     def delete(self, session_id: str) -> None:
         """Forget the session for good (ordered after any save under way)."""

@@ -18,11 +18,24 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from posekit.sessions.errors import StorageFailed
 from posekit.sessions.store.protocol import StoredSession
+
+
+@contextmanager
+def _writing() -> Iterator[None]:
+    """SQLite's write errors as :class:`StorageFailed` (``full`` for SQLITE_FULL)."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        full = getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        raise StorageFailed(str(error), full=full or "full" in str(error)) from error
+
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS sessions (
@@ -72,13 +85,13 @@ class SQLiteStore:
         """Store the spec if its revision is newer and the session was not deleted;
         durable when this returns."""
         payload = json.dumps(spec, separators=(",", ":"))
-        with self._lock:
+        with self._lock, _writing():
             cursor = self._connection.execute(SAVE, (session_id, payload, time.time(), revision))
             return cursor.rowcount > 0
 
     def delete_session(self, session_id: str) -> None:
         """Forget a session for good (no error when unknown): its row goes, a tombstone stays."""
-        with self._lock:
+        with self._lock, _writing():
             self._connection.execute("BEGIN IMMEDIATE")
             try:
                 self._connection.execute(
@@ -88,7 +101,8 @@ class SQLiteStore:
                 self._connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
                 self._connection.execute("COMMIT")
             except BaseException:
-                self._connection.execute("ROLLBACK")
+                if self._connection.in_transaction:  # SQLite may have rolled it back itself
+                    self._connection.execute("ROLLBACK")
                 raise
 
     def load_all(self) -> Iterable[StoredSession]:
