@@ -15,10 +15,15 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import mujoco
 import pytest
 from fastapi.testclient import TestClient
 from posekit.app import create_app
+from posekit.robots.errors import RobotFileInvalid
+from posekit.robots.loading import compile_source, model_source
+from posekit.robots.local_robots import folder_robots
 from posekit.settings import Settings
+from posekit_viewer.mjcf_scene import visual_geoms
 from support.clean_env import clean_venv, run
 from support.robot_files import zipped_description
 from support.waiting import wait_for
@@ -103,6 +108,28 @@ def spec_round_trips(client: TestClient, session: str) -> None:
     assert same(client.get(f"/api/sessions/{session}/spec").json()["tasks"], spec["tasks"])
 
 
+def every_frame_move_parks(client: TestClient, session: str) -> dict[str, float]:
+    """Each preset frame's target raised 3 cm in turn: the session parks after each (at
+    the target, or short of it saying by how much); each task's error then [m, rad]."""
+    url = f"/api/sessions/{session}"
+    errors = {}
+    for task in [t for t in client.get(f"{url}/tasks").json() if t["type"] == "frame"]:
+        before = client.get(f"{url}/state").json()["revision"]
+        x, y, z = task["target"]["position"]
+        moved = {"target": {"position": [x, y, z + 0.03]}}
+        assert client.patch(f"{url}/tasks/{task['name']}", json=moved).status_code == 200
+
+        def parked(revision: int = before) -> dict[str, Any] | None:
+            state = client.get(f"{url}/state").json()
+            return (
+                state if state["status"] == "converged" and state["revision"] > revision else None
+            )
+
+        state = wait_for(parked, timeout=60, what=f"the session parks after moving {task['name']}")
+        errors[task["name"]] = float(state["errors"][task["name"]])
+    return errors
+
+
 def exported_run_ends_where_the_session_parks(
     client: TestClient, session: str, engine_env: Path, folder: Path
 ) -> None:
@@ -159,10 +186,42 @@ def test_every_description_loads_with_a_sensible_category_and_preset(
         apart = [math.dist(a, b) for a, b in combinations(gizmos, 2)]
         assert min(apart, default=GIZMO_APART) >= GIZMO_APART, (frames, apart)
         spec_round_trips(client, session)
+        every_frame_move_parks(client, session)
         exported_run_ends_where_the_session_parks(client, session, engine_env, tmp_path)
     finally:
         client.delete(f"/api/sessions/{session}")
         assert client.delete(f"/api/robots/{robot}").status_code == 204
+
+
+def _visual_mesh_geoms(model: Any) -> int:
+    """Mesh geoms the viewer draws that come from a URDF ``<visual>`` (they collide with
+    nothing), not from its collision geometry."""
+    mesh = int(mujoco.mjtGeom.mjGEOM_MESH)
+    return sum(
+        int(model.geom_type[g]) == mesh
+        and not (int(model.geom_contype[g]) or int(model.geom_conaffinity[g]))
+        for g in visual_geoms(model)
+    )
+
+
+def test_every_description_loads_from_its_installed_folder_and_shows_its_meshes() -> None:
+    """Served as a folder (``posekit up --robots …/example-robot-data/robots``) every URDF
+    loads, those naming another package's meshes too, and a URDF with visual meshes is
+    drawn with them (COLLADA ones converted), not with its collision geometry."""
+    robots = {robot.files[0][1]: robot for robot in folder_robots(ROBOTS)}
+    failed = {}
+    for urdf in CHOSEN:
+        robot = robots[urdf.resolve()]
+        try:
+            model = compile_source(model_source(robot, robot.default_entry))
+        except RobotFileInvalid as error:
+            failed[urdf.name] = str(error)[:200]
+            continue
+        text = urdf.read_text()
+        visual_meshes = "<visual" in text and "<mesh" in text.split("<visual", 1)[1]
+        if visual_meshes and _visual_mesh_geoms(model) == 0:
+            failed[urdf.name] = "no visual mesh is drawn"
+    assert not failed, failed
 
 
 def drag_until_parked(client: TestClient, name: str, up: float) -> tuple[dict[str, Any], str]:
