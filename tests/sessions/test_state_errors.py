@@ -198,3 +198,32 @@ def test_an_uncovered_task_falls_back_to_its_compute_error() -> None:
     custom_error = outcome.errors["custom"]
     assert custom_error is not None and custom_error > 0.0
     assert outcome.errors["energy"] is None and outcome.errors["off"] is None
+
+
+def test_a_position_only_task_reports_the_error_it_weighs() -> None:
+    """A frame task that weighs no orientation falls short by the position part of its
+    error (the twist's linear part, [m]), not by an orientation error it does not try to
+    reduce; on both engines."""
+    tasks = [
+        {"name": "tip", "type": "frame", "params": {"frame": "ee", "orientation_cost": 0.0}},
+        {"name": "posture", "type": "posture", "params": {"cost": 1e-3}},
+    ]
+    target = {"position": [2.0, 0.0, 0.5], "wxyz": [0.0, 1.0, 0.0, 0.0]}  # out of reach
+    for engine in ("compiled", "python"):
+        session = _session(ARM, "arm7", tasks)
+        session.set_target("tip", target)
+        with posekit.using_engine(engine):
+            for _ in range(400):
+                state = session.step()
+                if state.status == "converged":
+                    break
+        assert state.status == "converged"  # parked short of it
+        reference = posekit.FrameTask("ee", "site", position_cost=1.0, orientation_cost=0.0)
+        reference.set_target(
+            posekit.SE3.from_rotation_and_translation(
+                posekit.SO3(np.array(target["wxyz"])), np.array(target["position"])
+            )
+        )
+        error = reference.compute_error(posekit.Configuration(ARM, np.array(state.q)))
+        assert state.errors["tip"] == pytest.approx(np.linalg.norm(error[:3]), rel=1e-9), engine
+        assert np.linalg.norm(error[3:]) > 0.1  # what the full norm would have added

@@ -168,6 +168,27 @@ class RobotUploads:
         finally:
             self._lock.release()
 
+    def _compiled_entries(self, robot: LocalRobot) -> tuple[dict[str, Any], LocalRobot]:
+        """The default entry's compile stats, and the robot without the other entry
+        points that do not compile on their own (parts meant to be included, such as
+        Menagerie's ``filtered_cartesian_actuators.xml`` beside ALOHA's scene); the default
+        entry must compile, and no entry may break a cap."""
+        limits = self.limits
+        stats = check_compiles(
+            model_source(robot, robot.default_entry), limits.model, limits.compile_timeout_s
+        )
+        kept = []
+        for entry_point, path in robot.files:
+            try:
+                if entry_point != robot.default_entry:
+                    check_compiles(
+                        model_source(robot, entry_point), limits.model, limits.compile_timeout_s
+                    )
+                kept.append((entry_point, path))
+            except RobotFileInvalid as refused:
+                logger.info("upload %s: entry %s left out: %s", robot.name, entry_point, refused)
+        return stats, replace(robot, files=tuple(kept))
+
     def _check(
         self, name: str, filename: str, content: BinaryIO, staging: Path, entry: str | None
     ) -> LocalRobot:
@@ -192,12 +213,7 @@ class RobotUploads:
             files=tuple(entries.items()),
             default_entry=default,
         )
-        stats: dict[str, Any] = {}
-        for entry_point in robot.entries:
-            found = check_compiles(
-                model_source(robot, entry_point), self.limits.model, self.limits.compile_timeout_s
-            )
-            stats = found if entry_point == default or not stats else stats
+        stats, robot = self._compiled_entries(robot)
         category = guess_category(
             name,
             stats["body_names"],

@@ -9,7 +9,9 @@ configuration) leaves q as it was and reports why: non-finite values never reach
 
 Then every task's error norm ``‖e‖`` at the new q: one compiled call on the compiled
 engine (:func:`posekit.ik.compiled.engine.error_norms`, from the plan the step just
-used), each task's ``compute_error`` otherwise (:func:`task_errors`).
+used), each task's ``compute_error`` otherwise (:func:`task_errors`); a task that weighs
+only some components of its error (cost 0 on the others) reports the norm of those
+(:func:`weighed`).
 
 On the compiled engine the whole step — solve, the tolerance test, the integration and
 the norms — is one call (:meth:`~posekit.ik.compiled.plan.Plan.advance`); a step it
@@ -60,6 +62,9 @@ class Plan:
         init=False, default_factory=list, repr=False, compare=False
     )
     """The compiled engine's plan of the last step, with its key (:func:`_compiled_plan`)."""
+    partial: list[tuple[str, Task, np.ndarray]] = field(init=False)
+    """Tasks that weigh only some of their error's components (a position-only frame
+    task, a posture task with joints at cost 0), with the mask of those components."""
 
     def __post_init__(self) -> None:
         ordered = [*self.objectives, *self.constraints]
@@ -67,10 +72,33 @@ class Plan:
         reported = {name: position[id(task)] for name, task in self.error_tasks}
         slots = [reported.get(name, len(ordered)) for name in self.names]
         object.__setattr__(self, "error_slots", slots)
+        object.__setattr__(self, "partial", _partial_tasks(self.error_tasks))
 
 
 Settings = SolverSettings
 """What a step reads its settings from."""
+
+
+def _partial_tasks(tasks: list[tuple[str, Task]]) -> list[tuple[str, Task, np.ndarray]]:
+    partial = []
+    for name, task in tasks:
+        cost = np.asarray(getattr(task, "cost", 1.0), dtype=float)
+        if cost.ndim == 1 and 0 < np.count_nonzero(cost) < cost.size:
+            partial.append((name, task, cost != 0))
+    return partial
+
+
+def weighed(plan: Plan, configuration: Configuration, errors: dict[str, float | None]) -> None:
+    """Report, for each task that weighs only some components of its error, the norm of
+    those (a position-only fingertip's shortfall is its position error, not its
+    orientation's), in place."""
+    for name, task, mask in plan.partial:
+        try:
+            vector = task.compute_error(configuration)
+            if vector.shape == mask.shape:
+                errors[name] = float(np.linalg.norm(vector[mask]))
+        except (PosekitError, ArithmeticError, ValueError):
+            errors[name] = None
 
 
 class StepOutcome(NamedTuple):
@@ -97,6 +125,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
                 configuration.kinematics_changed()
             status: Status = "running" if outcome == ADVANCED else "converged"
             errors = _named_norms(plan, compiled.last_norms())
+            weighed(plan, configuration, errors)
             q = configuration.data.qpos.tolist()
             return StepOutcome(status, None, (time.perf_counter() - start) * 1e6, errors, q)
         if outcome == Q_NOT_FINITE:
@@ -137,6 +166,7 @@ def _solve_step_again(
         errors = task_errors(plan, configuration)
     else:
         errors = step_errors(plan, configuration, settings, compiled)
+        weighed(plan, configuration, errors)
     q = configuration.data.qpos.tolist()
     return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors, q)
 
@@ -233,8 +263,8 @@ def _named_norms(plan: Plan, values: list[Any]) -> dict[str, float | None]:
 
 
 def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:
-    """Task name → ‖e‖ at ``configuration``, in stack order (None when it has no error or
-    cannot be evaluated)."""
+    """Task name → ‖e‖ at ``configuration`` (of the components it weighs: :func:`weighed`),
+    in stack order (None when it has no error or cannot be evaluated)."""
     errors: dict[str, float | None] = dict.fromkeys(plan.names)
     for name, task in plan.error_tasks:
         try:
@@ -242,4 +272,5 @@ def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | N
             errors[name] = math.sqrt(float(vector @ vector))
         except (PosekitError, ArithmeticError, ValueError):
             errors[name] = None
+    weighed(plan, configuration, errors)
     return errors
