@@ -125,16 +125,12 @@ class DatabaseUnavailable(PosekitError):
 
 class StorageFailed(PosekitError):
     """The session store could not write (the disk or database is full, read-only or
-    failing): the change is not acknowledged, and the session is left as stored."""
+    failing): the change is not acknowledged, and the session is left as it was."""
 
     def __init__(self, cause: str, full: bool) -> None:
         what = "is full" if full else "cannot write"
-        super().__init__(
-            f"the session store {what} ({cause}); nothing was changed, try again once "
-            "the server has space"
-            if full
-            else f"the session store {what} ({cause}); nothing was changed"
-        )
+        retry = ", try again once the server has space" if full else ""
+        super().__init__(f"the session store {what} ({cause}); nothing was changed{retry}")
         self.full = full
 
 

@@ -244,12 +244,13 @@ class SessionManager:
         before the change and the error raised.
         """
         session = self.get(session_id)
-        stored = session.spec()
+        before = session.spec() if self._persistence.enabled else None  # for a rollback
         yield session
         try:
             saved = self.save_now(session)
         except StorageFailed:
-            session.replace_spec(stored)
+            if before is not None:
+                session.replace_spec(before)
             raise
         self.ownership.confirm_stored(session, saved)
 

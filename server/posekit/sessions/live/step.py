@@ -124,8 +124,7 @@ def solve_step(plan: Plan, configuration: Configuration, settings: Settings) -> 
             if outcome == ADVANCED:
                 configuration.kinematics_changed()
             status: Status = "running" if outcome == ADVANCED else "converged"
-            errors = _named_norms(plan, compiled.last_norms())
-            weighed(plan, configuration, errors)
+            errors = _named_norms(plan, compiled.last_norms(), configuration)
             q = configuration.data.qpos.tolist()
             return StepOutcome(status, None, (time.perf_counter() - start) * 1e6, errors, q)
         if outcome == Q_NOT_FINITE:
@@ -166,7 +165,6 @@ def _solve_step_again(
         errors = task_errors(plan, configuration)
     else:
         errors = step_errors(plan, configuration, settings, compiled)
-        weighed(plan, configuration, errors)
     q = configuration.data.qpos.tolist()
     return StepOutcome(status, error, (time.perf_counter() - start) * 1e6, errors, q)
 
@@ -252,14 +250,19 @@ def step_errors(
         norms = None
     if norms is None:
         return task_errors(plan, configuration)
-    return _named_norms(plan, norms.tolist())
+    return _named_norms(plan, norms.tolist(), configuration)
 
 
-def _named_norms(plan: Plan, values: list[Any]) -> dict[str, float | None]:
+def _named_norms(
+    plan: Plan, values: list[Any], configuration: Configuration
+) -> dict[str, float | None]:
     """Task name → norm, in stack order, of the norms of the plan's objectives then
-    constraints (``values``, appended to); None for the tasks without one."""
+    constraints (``values``, appended to); None for the tasks without one; partly
+    weighed tasks' norms as :func:`weighed` gives them."""
     values.append(None)
-    return dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
+    errors = dict(zip(plan.names, map(values.__getitem__, plan.error_slots), strict=True))
+    weighed(plan, configuration, errors)
+    return errors
 
 
 def task_errors(plan: Plan, configuration: Configuration) -> dict[str, float | None]:
