@@ -97,7 +97,7 @@ def create_app(
         app,
         manager,
         max_body_bytes=settings.max_body_bytes,
-        stream_limits=StreamLimits(max_bytes=settings.ws_max_bytes, rate=settings.ws_rate),
+        stream_limits=StreamLimits(settings.ws_max_bytes, settings.ws_rate, settings.ws_token_rate),
         uploads=own_robots.uploads,
         max_upload_bytes=settings.upload_max_bytes,
     )
@@ -183,7 +183,7 @@ def manager_from(settings: Settings) -> SessionManager:
         max_limits=settings.max_limits,
         max_collision_pairs=settings.max_collision_pairs,
         idle_unload_s=settings.idle_unload_s,
-        solver=Solver(capacity=settings.fair_share_capacity()),
+        solver=Solver(settings.fair_share_capacity(), max_step_s=settings.max_step_s()),
     )
 
 

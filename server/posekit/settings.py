@@ -23,6 +23,7 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_MAX_BODY_BYTES`` | ``1048576`` | request body size at most (413 beyond) |
 | ``POSEKIT_WS_MAX_BYTES`` | ``65536`` | API stream message size at most (refused with an error reply) |
 | ``POSEKIT_WS_RATE`` | ``120`` | websocket messages per second per client, bursts of 1 s (refused beyond; 0 = no limit) |
+| ``POSEKIT_WS_TOKEN_RATE`` | ``0`` | … and per access token, all its clients together (the server's token, or everyone without one; 0 = no limit) |
 | ``POSEKIT_IDLE_UNLOAD_S`` | ``600`` | unload sessions idle this long; revived on use (0 = never) |
 | ``POSEKIT_MODEL_CACHE_MODELS`` | ``8`` | compiled robot models kept for quick re-use once no session uses them, at most |
 | ``POSEKIT_MODEL_CACHE_MB`` | ``512`` | … and at most this many MB of them together |
@@ -43,6 +44,7 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_ROBOT_MAX_HFIELD_SAMPLES`` | ``4000000`` | height-field samples of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_MAX_TEXTURE_BYTES`` | ``67108864`` | texture bytes of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_COMPILE_TIMEOUT_S`` | ``30`` | time an uploaded model has to compile, in a child process (422 beyond) |
+| ``POSEKIT_MAX_STEP_MS`` | ``10`` | CPU time of an IK step at most [ms]: an uploaded robot whose default tasks step slower is refused (413); a session whose steps take longer is paused (0 = neither) |
 | ``POSEKIT_MENAGERIE_DOWNLOAD`` | ``true`` | download a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor in the download cache (``MENAGERIE_CACHE_DIR``); ``false``: such a robot is unavailable (503) at once |
 | ``POSEKIT_LOG_LEVEL`` | ``info`` | ``debug``, ``info``, ``warning``, ``error`` or ``critical`` (``posekit up --log-level``) |
 | ``POSEKIT_LOG_FORMAT`` | ``auto`` | ``text`` (readable lines), ``json`` (one object per line) or ``auto``: text when stderr is a terminal, else JSON |
@@ -106,6 +108,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(1 << 20, ge=1)
     ws_max_bytes: int = Field(1 << 16, ge=1)
     ws_rate: float = Field(120.0, ge=0.0, allow_inf_nan=False)
+    ws_token_rate: float = Field(0.0, ge=0.0, allow_inf_nan=False)
     idle_unload_s: float = Field(600.0, ge=0.0, allow_inf_nan=False)
     solve_capacity: float = Field(0.5, ge=0.0, allow_inf_nan=False)
     model_cache_models: int = Field(8, ge=0)
@@ -126,6 +129,7 @@ class Settings(BaseSettings):
     robot_max_hfield_samples: int = Field(4_000_000, ge=0)
     robot_max_texture_bytes: int = Field(64 << 20, ge=0)
     robot_compile_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
+    max_step_ms: float = Field(10.0, ge=0.0, allow_inf_nan=False)
     menagerie_download: bool = True
     log_level: LogLevel = "info"
     log_format: LogFormat = "auto"
@@ -190,6 +194,7 @@ class Settings(BaseSettings):
                 self.robot_max_dofs,
                 self.robot_max_hfield_samples,
                 self.robot_max_texture_bytes,
+                self.max_step_ms,
             ),
             compile_timeout_s=self.robot_compile_timeout_s,
         )
@@ -206,6 +211,10 @@ class Settings(BaseSettings):
     def clustered(self) -> bool:
         """Whether ``POSEKIT_DB`` is a PostgreSQL URL (several replicas may share it)."""
         return bool(self.db) and str(self.db).startswith(("postgresql://", "postgres://"))
+
+    def max_step_s(self) -> float:
+        """The solver's budget of a session's step [s] (``inf``: none)."""
+        return self.max_step_ms / 1e3 or math.inf
 
     def fair_share_capacity(self) -> float:
         """The capacity of each solve loop's fair share (``inf``: never throttle)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.own_server import OwnServer, start_own_server, stop_own_server
-from support.robot_files import MJCF_ARM, box_obj, write_urdf_package, zip_folder
+from support.robot_files import MJCF_ARM, box_obj, chain, write_urdf_package, zip_folder
 
 ARM = MJCF_ARM.format(name="evil", reach=0.3, radius=0.03)
 
@@ -240,3 +240,23 @@ def test_uploads_at_once_are_checked_one_at_a_time_the_others_refused_to_retry(
         assert again.status_code == 201, again.text
     for name in names:
         assert own.client.delete(f"/api/robots/{name}").status_code == 204
+
+
+def test_an_upload_whose_step_is_too_slow_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    """With a 2 ms budget, a 256-DoF chain (the DoF cap) whose step takes about 16 ms is
+    refused, its figure and the setting named; the same chain of 16 DoF (about 0.015 ms)
+    is served."""
+    from fastapi.testclient import TestClient
+    from posekit.app import create_app
+    from posekit.settings import Settings
+
+    settings = Settings.from_env({"POSEKIT_DATA_DIR": str(tmp_path), "POSEKIT_MAX_STEP_MS": "2"})
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        before = client.get("/api/robots").json()
+        slow = client.post("/api/robots", files={"file": ("slow.xml", chain(256).encode())})
+        assert slow.status_code == 413, slow.text[:300]
+        assert "POSEKIT_MAX_STEP_MS" in slow.json()["detail"]
+        assert "ms" in slow.json()["detail"].split("takes")[1]
+        assert client.get("/api/robots").json() == before
+        quick = client.post("/api/robots", files={"file": ("quick.xml", chain(16).encode())})
+        assert quick.status_code == 201, quick.text[:300]

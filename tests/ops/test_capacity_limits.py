@@ -313,7 +313,37 @@ def _next_of(ws, kind: str) -> dict:
     raise AssertionError(f"no {kind} message")
 
 
-def _collect(ws, seconds: float) -> tuple[list, list]:
+def test_clients_of_one_token_share_its_budget() -> None:
+    """Two streams of one token, each far under its own budget (100 a second), send 15
+    pings each at once: the token's budget (10 a second, bursts of 10) refuses what is
+    over it, saying it is the token's, and answers the rest."""
+    server = ServerProcess(
+        POSEKIT_TOKEN="s3cret", POSEKIT_WS_RATE="100", POSEKIT_WS_TOKEN_RATE="10"
+    )
+    headers = {"Authorization": "Bearer s3cret"}
+    client = httpx.Client(base_url=server.url, timeout=30, headers=headers)
+    try:
+        sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+        url = server.ws_url(sid) + "?token=s3cret"
+        with connect(url, open_timeout=10) as one, connect(url, open_timeout=10) as two:
+            for ws in (one, two):
+                assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+            for index in range(15):
+                one.send(json.dumps({"type": "ping", "ref": f"one-{index}"}))
+                two.send(json.dumps({"type": "ping", "ref": f"two-{index}"}))
+            answered, refused, texts = [], [], []
+            for ws in (one, two):
+                pongs, limited_refs = _collect(ws, seconds=0.8, texts=texts)
+                answered += pongs
+                refused += limited_refs
+        assert len(answered) + len(refused) == 30
+        assert len(refused) >= 5 and 10 <= len(answered) <= 25, (answered, refused)
+        assert all("all clients of this access token" in text for text in texts), texts
+    finally:
+        server.stop()
+
+
+def _collect(ws, seconds: float, texts: list | None = None) -> tuple[list, list]:
     pongs, refused = [], []
     deadline = time.monotonic() + seconds
     while (remaining := deadline - time.monotonic()) > 0:
@@ -325,6 +355,8 @@ def _collect(ws, seconds: float) -> tuple[list, list]:
             pongs.append(message["ref"])
         elif message["type"] == "error" and message["code"] == "rate_limited":
             refused.append(message["ref"])
+            if texts is not None:
+                texts.append(message["message"])
     return pongs, refused
 
 

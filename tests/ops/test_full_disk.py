@@ -3,15 +3,18 @@
 The server keeps its SQLite database and uploads on a small tmpfs of the test's own;
 the test fills it and sends every kind of write. Each answer is 2xx (the change is
 stored: SQLite may still have room inside its files) or 507/503 saying why (nothing
-changed: the session reads as before); reads keep working. Once space returns, writes
+changed: the session reads as before); reads keep working; a websocket client whose
+target cannot be stored is told so. Once space returns, writes
 succeed again without a restart, and after a kill -9 and a restart every acknowledged
 change is there and nothing refused is.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +22,7 @@ import httpx
 import pytest
 from support.robot_files import write_mjcf_arm, zip_folder
 from support.servers import ServerProcess
+from websockets.sync.client import connect
 
 DISK = "4m"  # the tmpfs: room for the database, not for an upload once filled
 REFUSED = {503, 507}
@@ -62,6 +66,20 @@ def _cost(client: httpx.Client, session: str) -> float:
     return float(response.json()["params"]["position_cost"])
 
 
+def _websocket_is_told(server: ServerProcess, session: str) -> bool:
+    """Whether a target sent over the stream while the disk is full is answered, within
+    the flush interval and a margin, with an ``error`` saying that it is not stored."""
+    with connect(server.ws_url(session), open_timeout=10) as stream:
+        stream.send(json.dumps({"type": "target", "task": "ee", "position": [0.3, 0.1, 0.5]}))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            message = json.loads(stream.recv(timeout=20))
+            if message["type"] == "error":
+                assert message["code"] in {"storage_full", "storage_unavailable"}, message
+                return "not stored" in message["message"]
+    return False
+
+
 def test_a_full_disk_acknowledges_only_what_it_stored(small_disk: Path, tmp_path: Path) -> None:
     env = {"POSEKIT_DB": str(small_disk / "posekit.sqlite3"), "POSEKIT_DATA_DIR": str(small_disk)}
     server = ServerProcess(**env)
@@ -93,6 +111,7 @@ def test_a_full_disk_acknowledges_only_what_it_stored(small_disk: Path, tmp_path
             created.append(new.json()["id"])
         else:
             assert new.status_code in REFUSED, new.text
+    assert _websocket_is_told(server, kept)
     uploaded = client.post("/api/robots", files=upload)
     assert uploaded.status_code == 507, uploaded.text
     assert "disk is full" in uploaded.json()["detail"]

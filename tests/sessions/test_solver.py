@@ -5,10 +5,14 @@ slow side (a busy machine slows everyone) and tight where the solver itself deci
 
 from __future__ import annotations
 
+import asyncio
 import time
 
+import mujoco
+from posekit.sessions import Session, SessionSpec
 from posekit.sessions.solving.solver import Solver
 from support.busy_session import BusySession
+from support.robot_files import chain
 from support.waiting import wait_for
 
 
@@ -126,3 +130,57 @@ def test_changes_take_the_place_of_regular_steps() -> None:
     finally:
         solver.stop()
     assert steps <= 1.05 * 60 * 2.0 + 2, steps
+
+
+def _chain_session(name: str, dofs: int, solver: Solver) -> Session:
+    """A session on a chain of ``dofs`` hinges (tests/api: its step costs ~dofs³)."""
+    model = mujoco.MjModel.from_xml_string(chain(dofs))
+    spec = SessionSpec.model_validate(
+        {
+            "robot": name,
+            "q": model.key_qpos[0].tolist(),
+            "tasks": [
+                {
+                    "name": "tool",
+                    "type": "frame",
+                    "params": {"frame": "tool", "frame_type": "site"},
+                },
+                {"name": "posture", "type": "posture", "params": {"cost": 1e-3}},
+            ],
+            "limits": [{"type": "configuration"}],
+            "solver": {"tolerance": 1e-12},  # hardly ever parks: keeps running
+        }
+    )
+    return Session(name, spec, model, name, solver=solver)
+
+
+def test_a_session_over_the_step_budget_is_paused_saying_why_and_the_others_run_on() -> None:
+    """Budget 2 ms: a 256-DoF chain (about 15 ms a step) is paused with the figure and
+    the setting in its state and an ``error`` to its watchers; a 16-DoF chain is still
+    stepped; resumed, the heavy one runs again until it is paused again."""
+    solver = Solver(max_step_s=0.002)
+    heavy, light = _chain_session("heavy", 256, solver), _chain_session("light", 16, solver)
+    loop = asyncio.new_event_loop()
+    watcher = heavy.subscribe(loop=loop, initial_state=False)
+    solver.start()
+    try:
+        for session in (heavy, light):
+            solver.attach(session)
+        paused = wait_for(
+            lambda: heavy.state.status == "paused" or None, timeout=60, what="a pause"
+        )
+        assert paused and "POSEKIT_MAX_STEP_MS" in (heavy.state.error or "")
+        assert heavy.solver.paused  # in its spec: a restart keeps it paused
+        update = loop.run_until_complete(asyncio.wait_for(watcher.next(), 10))
+        told = [m for m in update.messages if getattr(m, "code", None) == "too_slow"]
+        assert told and "ms of CPU" in told[0].message
+        seq = light.state.seq
+        light.set_solver({"rate_hz": 30.0})  # a change: answered with a step
+        wait_for(lambda: light.state.seq > seq, timeout=30, what="the light session stepped")
+        assert light.state.status != "paused" and light.paused_why is None
+        heavy.set_solver({"paused": False})
+        assert heavy.paused_why is None
+        wait_for(lambda: heavy.state.status == "paused" or None, timeout=60, what="a new pause")
+    finally:
+        solver.stop()
+        loop.close()

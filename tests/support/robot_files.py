@@ -162,3 +162,18 @@ def zipped_description(urdf: Path) -> bytes:
             if path.is_file() and (path.suffix != ".urdf" or path == urdf):
                 archive.write(path, Path(package.name) / path.relative_to(package))
     return buffer.getvalue()
+
+
+def chain(dofs: int) -> str:
+    """A serial chain of ``dofs`` hinges (±3°) ending in a tool site, its home (0.1 rad)
+    outside every joint's range: the QP has every limit to hold."""
+    links = "".join(
+        f'<body name="b{i}" pos="0 0 0.1"><joint axis="{i % 3 == 0:d} {i % 3 == 1:d} '
+        f'{i % 3 == 2:d}" range="-3 3"/><geom type="capsule" size="0.02 0.05"/>'
+        for i in range(dofs)
+    )
+    home = " ".join(["0.1"] * dofs)
+    return (
+        f'<mujoco><worldbody>{links}<site name="tool"/>{"</body>" * dofs}</worldbody>'
+        f'<keyframe><key name="home" qpos="{home}"/></keyframe></mujoco>'
+    )

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from posekit.api import routes_robots, routes_sessions, routes_stream, routes_tasks
 from posekit.api.body_limit import BodySizeLimit
+from posekit.api.credential_budgets import CredentialBudgets
 from posekit.api.errors import install_error_handlers
 from posekit.api.stream_limits import StreamLimits
 from posekit.robots.uploads import RobotUploads
@@ -72,6 +73,7 @@ def install_api(
     app.state.manager = manager
     app.state.registry = manager.registry
     app.state.stream_limits = stream_limits
+    app.state.credential_budgets = CredentialBudgets(stream_limits.token_rate)
     app.state.robot_uploads = uploads
     app.state.metrics = None  # the composition root may plug its Metrics in
     install_error_handlers(app)

@@ -43,14 +43,15 @@ import contextlib
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
+from posekit.api.credential_budgets import CredentialBudgets, credential_of
 from posekit.api.deps import manager_of
 from posekit.api.errors import response_of, status_of
 from posekit.api.stream_limits import StreamLimits
-from posekit.api.stream_protocol import ErrorMessage
 from posekit.api.stream_reader import ClientMessages, Flooding
 from posekit.api.stream_writer import write_stream
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.errors import DatabaseUnavailable, NotOwner, SessionNotFound
+from posekit.sessions.live.error_message import ErrorMessage
 
 router = APIRouter()
 
@@ -98,7 +99,9 @@ async def stream(websocket: WebSocket, session_id: str) -> None:
         if metrics is not None:
             metrics.count_ws_refusal(code)
 
-    reader = ClientMessages(session, subscription, limits, refused)
+    budgets: CredentialBudgets = websocket.app.state.credential_budgets
+    shared = budgets.bucket(credential_of(websocket.state))
+    reader = ClientMessages(session, subscription, limits, refused, shared)
     writer = asyncio.create_task(write_stream(websocket, session, subscription, binary))
     try:
         while True:  # ends when the client leaves, or after the writer closed the socket

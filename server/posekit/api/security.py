@@ -27,6 +27,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "posekit_token"
+SERVER_TOKEN = "server-token"
+"""The credential of a connection let in with the server's token."""
 OPEN_PATHS = frozenset({"/api/health"})
 
 
@@ -55,7 +57,7 @@ class TokenAuth:
             "token", [None]
         )[0]
         if self._matches(_bearer(headers)) or self._matches(_cookie(headers)):
-            await self.app(scope, receive, send)
+            await self.app(_let_in(scope), receive, send)
             return
         detail = (
             "access token required: send 'Authorization: Bearer <token>' "
@@ -63,7 +65,7 @@ class TokenAuth:
         )
         if self._matches(query_token):
             if scope["type"] == "websocket":
-                await self.app(scope, receive, send)
+                await self.app(_let_in(scope), receive, send)
                 return
             if scope.get("method") in ("GET", "HEAD"):
                 await _redirect_with_cookie(
@@ -94,6 +96,13 @@ class TokenAuth:
 
     def _matches(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(candidate.encode(), self._token)
+
+
+def _let_in(scope: Scope) -> Scope:
+    """``scope`` marked with the credential it came in with (``request.state.credential``:
+    the server's token), for budgets shared by a credential's connections."""
+    scope.setdefault("state", {})["credential"] = SERVER_TOKEN
+    return scope
 
 
 def _bearer(headers: dict[str, str]) -> str | None:

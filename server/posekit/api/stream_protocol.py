@@ -43,17 +43,6 @@ class HelloMessage(BaseModel):
     state: StateMessage
 
 
-class ErrorMessage(BaseModel):
-    """``error``: a client message was refused, or the session ended."""
-
-    type: Literal["error"] = "error"
-    code: str = Field(
-        description="invalid, not_found, too_large, rate_limited, conflict or session_closed."
-    )
-    message: str = Field(description="What was wrong.")
-    ref: Any = Field(None, description="The client's ref of the refused message.")
-
-
 class PongMessage(BaseModel):
     """``pong``: the answer to ``ping``."""
 

@@ -17,10 +17,11 @@ from pydantic import ValidationError
 
 from posekit.api.errors import describe_validation, status_of
 from posekit.api.stream_limits import StreamLimits
-from posekit.api.stream_protocol import CLIENT_MESSAGE, ErrorMessage, PingMessage, PongMessage
+from posekit.api.stream_protocol import CLIENT_MESSAGE, PingMessage, PongMessage
 from posekit.api.token_bucket import TokenBucket
 from posekit.ik.exceptions import PosekitError
 from posekit.sessions.kinds.target import TARGET_FIELDS
+from posekit.sessions.live.error_message import ErrorMessage
 from posekit.sessions.live.session import Session
 from posekit.sessions.live.subscription import Subscription
 
@@ -50,6 +51,8 @@ class ClientMessages:
         subscription: The client's feed, where its refusals and pongs go.
         limits: Message size and rate at most.
         refused: Called with the code of every refusal (metrics).
+        shared: The budget of every client of its credential together, if there is one
+            (:mod:`~posekit.api.credential_budgets`).
     """
 
     def __init__(
@@ -58,8 +61,10 @@ class ClientMessages:
         subscription: Subscription,
         limits: StreamLimits,
         refused: Callable[[str], None],
+        shared: TokenBucket | None = None,
     ) -> None:
         self.session = session
+        self.shared = shared
         self.subscription = subscription
         self.limits = limits
         self.gate = TokenBucket(limits.rate)
@@ -74,7 +79,8 @@ class ClientMessages:
             text = f"message of {size} bytes exceeds the limit of {self.limits.max_bytes} bytes"
             self._refuse("too_large", text, None)
             return
-        if not self.gate.admit():
+        own = self.gate.admit()
+        if not own or (self.shared is not None and not self.shared.admit()):
             if not self.flood.admit():
                 self.refused("flooding")
                 raise Flooding(
@@ -82,9 +88,11 @@ class ClientMessages:
                     f"the limit of {self.limits.rate:g}"
                 )
             text = (
-                f"more than {self.limits.rate:g} messages per second from this client; "
-                "this message was dropped (send the latest target only)"
-            )
+                f"more than {self.limits.rate:g} messages per second from this client"
+                if not own
+                else f"more than {self.shared.rate if self.shared else 0:g} messages per second "
+                "from all clients of this access token together"
+            ) + "; this message was dropped (send the latest target only)"
             self._refuse("rate_limited", text, ref_of(raw))
             return
         try:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from fastapi import WebSocket
 
-from posekit.api.stream_protocol import ErrorMessage, encode, hello_of
+from posekit.api.stream_protocol import encode, hello_of
 from posekit.api.token_bucket import TokenBucket
+from posekit.sessions.live.error_message import ErrorMessage
 from posekit.sessions.live.session import Session
 from posekit.sessions.live.state import SessionState
 from posekit.sessions.live.subscription import Subscription

@@ -4,8 +4,8 @@ The child (:mod:`posekit.robots.compile_worker`, run as ``python -I``) gets at m
 ``COMPILE_MEMORY_BYTES`` of address space and ``timeout_s`` seconds, and may read
 nothing but the upload and its converted meshes (:mod:`posekit.robots.confinement`): a model that
 makes MuJoCo loop, allocate without end or crash costs the server nothing but that
-child. Its answer — MuJoCo's error, or the model's sizes — is checked here against the
-caps on a model's size (:class:`ModelCaps`).
+child. Its answer — MuJoCo's error, or the model's sizes and the cost of an IK step —
+is checked here against the caps (:class:`ModelCaps`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ class ModelCaps:
     """Height-field samples of all height fields (a 10000² one is 400 MB in a 249-byte file)."""
     texture_bytes: int = 64 << 20
     """Texture bytes of all textures (an 8000² PNG in a 1 kB zip is 190 MB)."""
+    step_ms: float = 10.0
+    """[ms] an IK step of the default preset (:mod:`~posekit.robots.step_cost`): a
+    session's step holds the server's event loop (a 256-DoF chain steps in 23 ms, G1 in
+    0.02 ms); 0 = not timed."""
 
     def check(self, stats: dict[str, Any], name: str) -> None:
         """:class:`UploadTooLarge` naming the first size over its cap and its setting."""
@@ -56,6 +60,12 @@ class ModelCaps:
                     f"{name} has {stats[key]} {what}; an uploaded robot may have at most {cap} "
                     f"(POSEKIT_ROBOT_MAX_{key.upper()})"
                 )
+        if self.step_ms and float(stats.get("step_ms", 0.0)) > self.step_ms:
+            raise UploadTooLarge(
+                f"an IK step of {name}'s default tasks takes {stats['step_ms']:.1f} ms; an "
+                f"uploaded robot's step may take at most {self.step_ms:g} ms "
+                "(POSEKIT_MAX_STEP_MS): a session's step holds every other session's answers"
+            )
 
 
 def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> dict[str, Any]:
@@ -70,6 +80,7 @@ def check_compiles(source: ModelSource, caps: ModelCaps, timeout_s: float) -> di
         "floating": source.floating,
         "memory_bytes": COMPILE_MEMORY_BYTES,
         "read": [str(source.root), str(cache_dir())],  # the upload, its converted meshes
+        "step_budget_ms": caps.step_ms,
     }
     try:
         reply = ask_child(WORKER, request, timeout_s, cwd=source.root)

@@ -3,9 +3,10 @@
 :func:`compile_model` is how every robot from files is compiled (through
 :class:`mujoco.MjSpec`; a URDF gets a ``home`` keyframe). Run as a script
 (``python -I compile_worker.py``) it reads one request as JSON on stdin, ``{"path",
-"xml", "kind", "floating", "memory_bytes", "read"}``, limits its own address space,
-confines its file reads to the ``read`` folders (:mod:`posekit.robots.confinement`),
-compiles, and prints
+"xml", "kind", "floating", "memory_bytes", "read", "step_budget_ms"}``, limits its own
+address space, confines its file reads to the ``read`` folders
+(:mod:`posekit.robots.confinement`), compiles, times a few IK steps of the default
+preset (:mod:`posekit.robots.step_cost`, when given a budget) and prints
 ``{"ok": true, "stats": {…}}`` or ``{"ok": false, "error": "…"}``: the upload check of
 :mod:`posekit.robots.compile_check`, so that a pathological model cannot wedge or
 exhaust the server.
@@ -198,6 +199,7 @@ def main() -> None:
     request = json.loads(sys.stdin.read())
     memory = int(request["memory_bytes"])
     from posekit.robots.confinement import confine
+    from posekit.robots.step_cost import step_ms
 
     confined = confine([Path(folder) for folder in request.get("read", [])])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -205,7 +207,10 @@ def main() -> None:
         model = compile_model(
             request["kind"], request["path"], request.get("xml"), bool(request.get("floating"))
         )
-        reply: dict[str, Any] = {"ok": True, "stats": model_stats(model), "confined": confined}
+        stats = model_stats(model)
+        if request.get("step_budget_ms"):
+            stats["step_ms"] = step_ms(model, give_up_ms=4 * float(request["step_budget_ms"]))
+        reply: dict[str, Any] = {"ok": True, "stats": stats, "confined": confined}
     except MemoryError:
         reply = {"ok": False, "error": f"compiling it needs more than {memory >> 20} MiB"}
     except Exception as exc:

@@ -128,10 +128,10 @@ class StorageFailed(PosekitError):
     failing): the change is not acknowledged, and the session is left as it was."""
 
     def __init__(self, cause: str, full: bool) -> None:
-        what = "is full" if full else "cannot write"
-        retry = ", try again once the server has space" if full else ""
-        super().__init__(f"the session store {what} ({cause}); nothing was changed{retry}")
         self.full = full
+        self.cause = f"the session store {'is full' if full else 'cannot write'} ({cause})"
+        retry = ", try again once the server has space" if full else ""
+        super().__init__(f"{self.cause}; nothing was changed{retry}")
 
 
 class InvalidRequest(PosekitError, ValueError):

@@ -40,6 +40,7 @@ from posekit.sessions.errors import (
     StorageFailed,
 )
 from posekit.sessions.housekeeping import Housekeeper
+from posekit.sessions.live.error_message import ErrorMessage
 from posekit.sessions.live.info import SessionInfo
 from posekit.sessions.live.session import Session
 from posekit.sessions.solving.solver import Solver
@@ -60,6 +61,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
 ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
+KEPT = "they are kept here and stored once the store can write (a restart before then loses them)"
 
 
 class SessionManager:
@@ -403,7 +405,15 @@ class SessionManager:
             session = self._sessions.get(session_id)
             return None if session is None else lambda: session.spec().model_dump(mode="json")
 
-        self._persistence.flush(snapshot)
+        self._persistence.flush(snapshot, self._tell_not_stored)
+
+    def _tell_not_stored(self, session_id: str, failure: StorageFailed) -> None:
+        """Tell a session's watchers that their changes are not being stored."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            code = "storage_full" if failure.full else "storage_unavailable"
+            message = f"your latest changes are not stored: {failure.cause}; {KEPT}"
+            session.tell(ErrorMessage(code=code, message=message))
 
     def _mark_dirty(self, session: Session) -> None:
         self._persistence.mark_dirty(session.id)

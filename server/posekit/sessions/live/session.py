@@ -38,6 +38,7 @@ from posekit.sessions.kinds import (
     as_task_spec,
 )
 from posekit.sessions.live.built_spec import BuiltSpec
+from posekit.sessions.live.error_message import ErrorMessage
 from posekit.sessions.live.info import SessionInfo
 from posekit.sessions.live.q_check import check_q
 from posekit.sessions.live.session_stream import SessionStream
@@ -100,6 +101,8 @@ class Session:
         self.closed = False
         self.caps = caps
         self.last_reload: ReloadReport | None = None
+        self.paused_why: str | None = None
+        """Why the server paused the session (:meth:`pause`); None once resumed."""
         self._lock = threading.RLock()
         self._scheduler = solver
         self._on_change = on_change
@@ -285,6 +288,7 @@ class Session:
         patch = _parse(SolverPatch, patch)
         with self._lock:
             settings = patch.apply_to(self._solver)
+            self.paused_why = self.paused_why if settings.paused else None
             self._stack.set_dt(settings.step_dt)
             self._take_solver(settings)
             self._changed(structural=True)
@@ -352,6 +356,20 @@ class Session:
             self.last_reload = report.model_copy(update={"revision": self._revision})
         self._stream.broadcast(self.last_reload)
 
+    def tell(self, message: object) -> None:
+        """Send every watcher a message of the stream's protocol (an ``error`` nobody
+        asked about: changes not stored, the session paused)."""
+        self._stream.broadcast(message)
+
+    def pause(self, reason: str) -> None:
+        """Pause the session, saying why: in its states' ``error`` until it is resumed,
+        and to its watchers (``error`` ``too_slow``)."""
+        with self._lock:
+            self._take_solver(SolverPatch(paused=True).apply_to(self._solver))
+            self.paused_why = reason
+            self._changed(structural=True)
+        self.tell(ErrorMessage(code="too_slow", message=reason))
+
     # ================================================================= solve
     def step(
         self, batch: SignalBatch | None = None, throttled: bool = False, rate_hz: float = 0.0
@@ -397,6 +415,7 @@ class Session:
             status,
             self._revision,
             self._solver.rate_hz,
+            error=self.paused_why if status == "paused" else None,
         )
 
     def _moved(self, ref: Any) -> None:

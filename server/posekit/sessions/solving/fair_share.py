@@ -29,6 +29,7 @@ SMOOTHING_DOWN = 0.5  # its weight when it cost less than the smoothed cost
 OUTLIER = 4.0  # a step costing more than this × the smoothed cost counts as this much
 MAX_PERIOD_S = 1.0  # [s] a throttled session is still stepped at least this often
 REFRESH_S = 0.25  # [s] the level is recomputed at most this often
+SETTLED_STEPS = 8  # a smoothed cost is trusted after this many steps (a cold one forgotten)
 
 
 @dataclass
@@ -96,10 +97,13 @@ class FairShare:
             return period, False
         return max(period, min(demand.cost / level, MAX_PERIOD_S)), True
 
-    def cost(self, key: object) -> float:
-        """The smoothed CPU time of a step of ``key`` [s] (0 while it is unknown)."""
+    def cost(self, key: object, settled: bool = False) -> float:
+        """The smoothed CPU time of a step of ``key`` [s] (0 while it is unknown;
+        ``settled``: until ``SETTLED_STEPS`` were recorded, cold caches forgotten)."""
         demand = self._demands.get(key)
-        return 0.0 if demand is None else demand.cost
+        if demand is None or (settled and demand.steps < SETTLED_STEPS):
+            return 0.0
+        return demand.cost
 
     def level(self) -> float:
         """The water level :math:`L` [s/s] (``inf`` while the solver is not overloaded)."""

@@ -75,6 +75,9 @@ class Steppable(Protocol):
     ) -> SessionState:
         """Solve one step, publish its state into ``batch`` and return it."""
 
+    def pause(self, reason: str) -> None:
+        """Stop stepping until resumed, saying why."""
+
 
 @dataclass
 class _Slot:
@@ -97,10 +100,16 @@ class Solver:
         capacity: Seconds of solving per second the sessions may take together before
             the heaviest are throttled (a fraction of one core; ``inf``: never).
         name: The name of its own thread, when it runs one (started outside a loop).
+        max_step_s: A session whose steps take more CPU time than this [s] (smoothed)
+            is paused (``POSEKIT_MAX_STEP_MS``): each step holds the loop, and so every
+            other session's answers. ``inf``: never.
     """
 
-    def __init__(self, capacity: float = math.inf, name: str = "posekit-solver") -> None:
+    def __init__(
+        self, capacity: float = math.inf, name: str = "posekit-solver", max_step_s: float = math.inf
+    ) -> None:
         self.fair_share = FairShare(capacity)
+        self.max_step_s = max_step_s
         self._name = name
         self._lock = threading.RLock()  # changes come from any thread
         self._changes: list[_Entry] = []
@@ -276,6 +285,8 @@ class Solver:
             running, solve_us = False, 0.0
         self.fair_share.record(session, time.thread_time() - cpu, 1.0 / own_period, running)
         self.steps += 1
+        if running and (cost := self.fair_share.cost(session, settled=True)) > self.max_step_s:
+            session.pause(too_slow(cost, self.max_step_s))
         now = time.monotonic()
         with self._lock:
             slot = self._slots.get(session)
@@ -290,3 +301,12 @@ class Solver:
                 # a period slides to now (behind those due before it), never piling up.
                 self._push(self._cadence, session, slot, max(base + period, now), urgent=False)
         return solve_us
+
+
+def too_slow(cost_s: float, budget_s: float) -> str:
+    """Why a session was paused for its steps' cost [s] over the budget [s]."""
+    return (
+        f"paused: its steps take {1e3 * cost_s:.1f} ms of CPU, over the server's budget of "
+        f"{1e3 * budget_s:g} ms (POSEKIT_MAX_STEP_MS) — while one runs, no other session is "
+        "answered; remove tasks, limits or collision pairs, then resume it"
+    )

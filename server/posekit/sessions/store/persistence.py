@@ -14,7 +14,9 @@ change save the session at once (:meth:`Persistence.save`).
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,8 @@ from posekit.sessions.store.protocol import NullStore, SessionStore, StoredSessi
 
 logger = logging.getLogger(__name__)
 
+TELL_EVERY_S = 5.0  # [s] a session's watchers are told its changes are not stored this often
+
 Snapshot = Callable[[], dict[str, Any]]
 """Takes a session's portable spec (JSON-ready), at the moment of the save."""
 
@@ -32,6 +36,7 @@ Snapshot = Callable[[], dict[str, Any]]
 class _Record:
     revision: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    told: float = -math.inf  # [s, monotonic] when a failure to store it was last told
 
 
 class Persistence:
@@ -87,9 +92,15 @@ class Persistence:
                 logger.exception("could not save session %s", session_id)
                 return False
 
-    def flush(self, snapshots: Callable[[str], Snapshot | None]) -> None:
+    def flush(
+        self,
+        snapshots: Callable[[str], Snapshot | None],
+        on_failing: Callable[[str, StorageFailed], None] | None = None,
+    ) -> None:
         """Save every session marked dirty since the last flush that ``snapshots`` still
-        knows (it returns None for a session that is gone)."""
+        knows (it returns None for a session that is gone). A session the store cannot
+        take stays dirty, and ``on_failing`` hears of it (at most every ``TELL_EVERY_S``
+        seconds a session: a drag changes it at every flush)."""
         if not self.enabled:
             return
         with self._lock:
@@ -103,6 +114,10 @@ class Persistence:
             except StorageFailed as failed:  # kept in memory, saved once the store can
                 logger.warning("could not save session %s: %s", session_id, failed)
                 self.mark_dirty(session_id)
+                record, now = self._record(session_id), time.monotonic()
+                if on_failing is not None and now - record.told >= TELL_EVERY_S:
+                    record.told = now
+                    on_failing(session_id, failed)
 
     def delete(self, session_id: str) -> None:
         """Forget the session for good (ordered after any save under way)."""
