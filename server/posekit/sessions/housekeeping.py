@@ -64,7 +64,9 @@ class Housekeeper:
 
     def _run(self) -> None:
         manager = self.manager
-        while not self._stop.wait(self.interval_s):
+        due = time.monotonic() + self.interval_s
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
+            due = max(due + self.interval_s, time.monotonic())  # on cadence, never piling up
             manager.flush()
             try:
                 manager.unload_idle()

@@ -10,7 +10,7 @@ Persistence (:mod:`posekit.sessions.store.persistence`, ordered saves and final
 deletes): a session is stored when it is created, a change made through
 :meth:`SessionManager.edit` is stored before ``edit`` returns (the API acknowledges a
 REST change only then), other changes (websocket targets, viewer drags, solved q) are
-stored within ``flush_interval`` seconds, a delete is final, and a clean shutdown stores
+stored within ``flush_interval`` seconds (and a flush), a delete is final, and a clean shutdown stores
 every live session.
 
 Which sessions this replica may solve is its ownership strategy's
@@ -61,6 +61,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SESSIONS: int = Settings.model_fields["max_sessions"].default
 ID_BYTES = 12  # 96 random bits: session ids cannot be guessed
+FLUSH_INTERVAL_S = 0.25
+"""[s] between two flushes: a websocket change is stored within 0.5 s, the promise, with
+room for a slow flush (at 0.5 s, kill -9 rounds lost changes answered 0.45 s before)."""
 KEPT = "they are kept here and stored once the store can write (a restart before then loses them)"
 
 
@@ -99,7 +102,7 @@ class SessionManager:
         max_limits: int | None = None,
         max_collision_pairs: int | None = None,
         idle_unload_s: float = 0.0,
-        flush_interval: float = 0.5,
+        flush_interval: float = FLUSH_INTERVAL_S,
         solver: Solver | None = None,
         leases: Leases | None = None,
     ) -> None:
