@@ -86,6 +86,8 @@ def test_the_compile_child_reads_the_upload_itself(tmp_path: Path) -> None:
 
 
 def test_a_confined_process_cannot_open_files_elsewhere(tmp_path: Path) -> None:
+    """Also when a folder it is given does not exist yet (a fresh machine's mesh cache:
+    confinement was silently off there)."""
     allowed, elsewhere = tmp_path / "allowed", tmp_path / "elsewhere"
     allowed.mkdir()
     elsewhere.mkdir()
@@ -94,7 +96,7 @@ def test_a_confined_process_cannot_open_files_elsewhere(tmp_path: Path) -> None:
     script = f"""
 from pathlib import Path
 from posekit.robots.confinement import confine
-assert confine([Path({str(allowed)!r})])
+assert confine([Path({str(allowed)!r}), Path({str(tmp_path / "not-made-yet")!r})])
 print(Path({str(allowed)!r}, "a.txt").read_text())
 try:
     print(Path({str(elsewhere)!r}, "b.txt").read_text())

@@ -2,9 +2,10 @@
 a target handed to the session (latest wins: the session keeps the newest target of each
 task until the solver steps it); refusals go back to this client only.
 
-A client that keeps sending far beyond its rate — more than ``FLOOD_FACTOR`` times it,
-refused, within a second — is flooding: :class:`Flooding` ends its connection (close
-code 1008), so that refusing it one message at a time does not cost the others."""
+A client that keeps sending far beyond its rate — refused more than ``FLOOD_FACTOR``
+times its rate — is flooding: :class:`Flooding` ends its connection
+(:mod:`~posekit.api.routes_stream`), so that refusing it one message at a time does not
+cost the others."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ from posekit.sessions.live.subscription import Subscription
 
 FLOOD_FACTOR = 10.0
 """Refusals a second, as a multiple of the client's rate, past which it is cut off."""
+FLOOD_BURST_S = 0.1
+"""[s] … in bursts of this much of it, or of ``FLOOD_MIN_BURST`` refusals if more: a
+flooder is cut off after about 2 s worth of its rate, not after 11 s worth (1,320 messages
+at the default rate, which 5 flooders reconnecting at once made the bystanders wait for)."""
+FLOOD_MIN_BURST = 100.0
 
 
 class Flooding(Exception):
@@ -68,7 +74,8 @@ class ClientMessages:
         self.subscription = subscription
         self.limits = limits
         self.gate = TokenBucket(limits.rate)
-        self.flood = TokenBucket(FLOOD_FACTOR * limits.rate)  # refusals it may cause
+        flood_rate = FLOOD_FACTOR * limits.rate  # refusals it may cause, in short bursts
+        self.flood = TokenBucket(flood_rate, max(flood_rate * FLOOD_BURST_S, FLOOD_MIN_BURST))
         self.refused = refused
 
     def take(self, raw: str | bytes) -> None:

@@ -30,7 +30,8 @@ def confine(read: Iterable[Path], write: Iterable[Path] = ()) -> bool:
     """From now on, this process may read only beneath ``read`` (and
     :func:`runtime_folders`) and write only beneath ``write``; True when the kernel
     enforces it, False where it cannot (no Landlock: an older kernel, another OS, a
-    seccomp profile without its calls)."""
+    seccomp profile without its calls). A folder that does not exist is left out (a
+    mesh cache not made yet): there is nothing in it to read."""
     try:
         from landlock import FSAccess, LandlockError, Ruleset
     except ImportError:
@@ -38,9 +39,10 @@ def confine(read: Iterable[Path], write: Iterable[Path] = ()) -> bool:
     try:
         ruleset = Ruleset()
         reading = FSAccess.READ_FILE | FSAccess.READ_DIR | FSAccess.EXECUTE
-        ruleset.allow(*[*read, *runtime_folders()], rules=reading)
+        ruleset.allow(*[f for f in [*read, *runtime_folders()] if f.exists()], rules=reading)
         for folder in write:
-            ruleset.allow(folder, rules=FSAccess.all())
+            if folder.exists():
+                ruleset.allow(folder, rules=FSAccess.all())
         ruleset.apply()
     except (OSError, LandlockError):
         return False

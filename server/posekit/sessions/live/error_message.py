@@ -14,7 +14,8 @@ class ErrorMessage(BaseModel):
 
     type: Literal["error"] = "error"
     code: str = Field(
-        description="invalid, not_found, too_large, rate_limited, conflict, session_closed; "
+        description="invalid, not_found, too_large, rate_limited, flooding (the client is "
+        "cut off), conflict, session_closed; "
         "unasked: storage_full or storage_unavailable (changes are kept in memory and not "
         "stored until the store can write), too_slow (the session was paused)."
     )
