@@ -44,6 +44,7 @@ takes them from a :class:`Settings` (or as required arguments).
 | ``POSEKIT_ROBOT_MAX_HFIELD_SAMPLES`` | ``4000000`` | height-field samples of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_MAX_TEXTURE_BYTES`` | ``67108864`` | texture bytes of an uploaded model at most (413 beyond) |
 | ``POSEKIT_ROBOT_COMPILE_TIMEOUT_S`` | ``30`` | time an uploaded model has to compile, in a child process (422 beyond) |
+| ``POSEKIT_UPLOAD_AT_ONCE`` | ``1`` | uploads checked at the same time, each in a compile child of its own (429 ``uploads_busy`` with ``Retry-After`` beyond) |
 | ``POSEKIT_MAX_STEP_MS`` | ``10`` | CPU time of an IK step at most [ms]: an uploaded robot whose default tasks step slower is refused (413); a session whose steps take longer is paused (0 = neither) |
 | ``POSEKIT_MENAGERIE_DOWNLOAD`` | ``true`` | download a Menagerie robot that is neither under ``MENAGERIE_ROOT`` nor in the download cache (``MENAGERIE_CACHE_DIR``); ``false``: such a robot is unavailable (503) at once |
 | ``POSEKIT_LOG_LEVEL`` | ``info`` | ``debug``, ``info``, ``warning``, ``error`` or ``critical`` (``posekit up --log-level``) |
@@ -129,6 +130,7 @@ class Settings(BaseSettings):
     robot_max_hfield_samples: int = Field(4_000_000, ge=0)
     robot_max_texture_bytes: int = Field(64 << 20, ge=0)
     robot_compile_timeout_s: float = Field(30.0, gt=0.0, allow_inf_nan=False)
+    upload_at_once: int = Field(1, ge=1, le=64)
     max_step_ms: float = Field(10.0, ge=0.0, allow_inf_nan=False)
     menagerie_download: bool = True
     log_level: LogLevel = "info"
@@ -197,6 +199,7 @@ class Settings(BaseSettings):
                 self.max_step_ms,
             ),
             compile_timeout_s=self.robot_compile_timeout_s,
+            at_once=self.upload_at_once,
         )
 
     def data_path(self) -> Path | None:

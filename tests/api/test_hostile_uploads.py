@@ -242,6 +242,33 @@ def test_uploads_at_once_are_checked_one_at_a_time_the_others_refused_to_retry(
         assert own.client.delete(f"/api/robots/{name}").status_code == 204
 
 
+def test_as_many_uploads_as_allowed_at_once_are_checked_together(tmp_path: Path) -> None:
+    """``POSEKIT_UPLOAD_AT_ONCE`` 3: three uploads sent together are all checked and
+    served (with one at a time, as above, some of them are refused busy)."""
+    import io
+    import threading
+
+    from posekit.robots import RobotRegistry
+    from posekit.robots.uploads import RobotUploads, UploadLimits
+
+    uploads = RobotUploads(RobotRegistry(menagerie=False), tmp_path, UploadLimits(at_once=3))
+    names = [f"together_{i}" for i in range(3)]
+    start = threading.Barrier(len(names))
+    served: dict[str, str] = {}
+
+    def upload(name: str) -> None:
+        filename, payload = arm_zip(name)
+        start.wait()
+        served[name] = uploads.add(filename, io.BytesIO(payload), name).name
+
+    threads = [threading.Thread(target=upload, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert served == {name: name for name in names}
+
+
 def test_an_upload_whose_step_is_too_slow_is_refused_naming_the_setting(tmp_path: Path) -> None:
     """With a 2 ms budget, a 256-DoF chain (the DoF cap) whose step takes about 16 ms is
     refused, its figure and the setting named; the same chain of 16 DoF (about 0.015 ms)

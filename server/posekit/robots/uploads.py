@@ -62,12 +62,15 @@ class UploadLimits:
         archive: Caps on what an upload unpacks to (a single file: ``member_bytes``).
         model: Caps on each compiled model's size.
         compile_timeout_s: Time each entry point has to compile [s].
+        at_once: Uploads checked at the same time, at most (each compiles in a child
+            process of its own); more are refused with :class:`UploadsBusy`.
     """
 
     robots: int = 20
     archive: ArchiveLimits = field(default_factory=ArchiveLimits)
     model: ModelCaps = field(default_factory=ModelCaps)
     compile_timeout_s: float = 30.0
+    at_once: int = 1
 
 
 class RobotUploads:
@@ -92,7 +95,8 @@ class RobotUploads:
         self.folder = Path(directory).resolve() / "robots"
         self.limits = limits or UploadLimits()
         self._users = users
-        self._lock = threading.Lock()
+        self._checking = threading.BoundedSemaphore(self.limits.at_once)
+        self._adding = threading.Lock()  # the count and the names, checked again on adding
 
     # ----------------------------------------------------------- lifecycle
     def restore(self) -> list[str]:
@@ -128,21 +132,16 @@ class RobotUploads:
         a refused upload.
         """
         robot_name = safe_name(name or PurePosixPath(filename or "robot").stem)
-        # One upload is checked at a time; the others are refused at once rather than
-        # queued in the server's worker threads (50 waiting uploaders held every thread:
-        # health checks took 25 s).
-        if not self._lock.acquire(blocking=False):
+        # ``at_once`` uploads are checked at a time; the others are refused at once rather
+        # than queued in the server's worker threads (50 waiting uploaders held every
+        # thread: health checks took 25 s).
+        if not self._checking.acquire(blocking=False):
             raise UploadsBusy(
-                "another upload is being checked; send this one again in a few seconds"
+                "the server is checking as many uploads as it may at once; send this one "
+                "again in a few seconds"
             )
         try:
-            if self.count() >= self.limits.robots:
-                raise TooManyRobots(
-                    f"this server keeps {self.limits.robots} uploaded robots at most; "
-                    "delete one first"
-                )
-            if robot_name in self.registry.names():
-                raise RobotConflict(f"a robot named {robot_name!r} already exists; choose a name")
+            self._check_room(robot_name)
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 staging = Path(tempfile.mkdtemp(prefix=STAGING, dir=self.folder))
@@ -160,13 +159,25 @@ class RobotUploads:
                 remove_tree(staging)
                 raise
             try:
-                self.registry.add_local(stored)
-            except RobotConflict:  # the name was taken meanwhile (a new file in a folder)
+                with self._adding:  # another upload may have been added meanwhile
+                    self._check_room(robot_name)
+                    self.registry.add_local(stored)
+            except (RobotConflict, TooManyRobots):  # or a new file in a robots folder
                 self._forget(stored)
                 raise
             return stored
         finally:
-            self._lock.release()
+            self._checking.release()
+
+    def _check_room(self, robot_name: str) -> None:
+        """:class:`TooManyRobots` when the server keeps as many uploads as it may;
+        :class:`RobotConflict` when ``robot_name`` is taken."""
+        if self.count() >= self.limits.robots:
+            raise TooManyRobots(
+                f"this server keeps {self.limits.robots} uploaded robots at most; delete one first"
+            )
+        if robot_name in self.registry.names():
+            raise RobotConflict(f"a robot named {robot_name!r} already exists; choose a name")
 
     def _compiled_entries(self, robot: LocalRobot) -> tuple[dict[str, Any], LocalRobot]:
         """The default entry's compile stats, and the robot without the other entry
@@ -279,7 +290,7 @@ class RobotUploads:
     # -------------------------------------------------------------- delete
     def remove(self, name: str) -> None:
         """Delete an uploaded robot that no session uses (:class:`RobotInUse` else)."""
-        with self._lock:
+        with self._adding:
             robot = self.registry.local_robot(name)
             if robot is None or robot.source != "uploaded":
                 known = self.registry.get(name)  # RobotNotFound when unknown
