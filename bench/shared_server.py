@@ -19,8 +19,8 @@ is at least the target's. Printed per scenario, each for ``--seconds``:
 
 ``--churn-s S`` (0 = skip): then sessions are created and deleted over the 8 Menagerie
 robots of ``MENAGERIE_ROOT`` for ``S`` seconds, each opened in a viewer (its websocket,
-read for a second), and the server's RSS is printed fresh, at its peak and after 60 s
-idle.
+read for a second), and the server's RSS is printed fresh, at its peak and after
+``--idle-s`` (150) s idle.
 
     python bench/shared_server.py [--seconds 10] [--scenarios alone,heavy,...] [--churn-s 600]
 """
@@ -238,7 +238,7 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-async def churn(base: str, pid: int, seconds: float) -> None:
+async def churn(base: str, pid: int, seconds: float, idle_s: float) -> None:
     """Sessions over the 8 robots, each opened in a viewer, for ``seconds``; RSS figures."""
     fresh, peak, end = rss_mib(pid), 0.0, time.monotonic() + seconds
     protocol = [websockets.Subprotocol(f"viser-v{viser.__version__}")]
@@ -258,10 +258,10 @@ async def churn(base: str, pid: int, seconds: float) -> None:
             peak = max(peak, rss_mib(pid))
             await http.delete(f"/api/sessions/{session}")
             cycles += 1
-    await asyncio.sleep(60)
+    await asyncio.sleep(idle_s)
     idle = rss_mib(pid)
     print(f"churn      {cycles} sessions over {len(ROBOTS)} robots with a viewer each in {seconds:g} s: "
-          f"RSS fresh {fresh:.0f} MiB, peak {peak:.0f} MiB, idle after 60 s {idle:.0f} MiB ({idle / fresh - 1:+.0%})")  # fmt: skip
+          f"RSS fresh {fresh:.0f} MiB, peak {peak:.0f} MiB, idle after {idle_s:g} s {idle:.0f} MiB ({idle / fresh - 1:+.0%})")  # fmt: skip
 
 
 def main() -> None:
@@ -269,6 +269,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--scenarios", default="alone,heavy,uploaders,flood1,flood5")
     parser.add_argument("--churn-s", type=float, default=0.0)
+    parser.add_argument("--idle-s", type=float, default=150.0)
     parser.add_argument("--flood", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood:
@@ -286,7 +287,7 @@ def main() -> None:
     try:
         asyncio.run(scenarios(base, [s for s in args.scenarios.split(",") if s], args.seconds))
         if args.churn_s > 0 and os.environ.get("MENAGERIE_ROOT"):
-            asyncio.run(churn(base, process.pid, args.churn_s))
+            asyncio.run(churn(base, process.pid, args.churn_s, args.idle_s))
     finally:
         process.terminate()
         process.wait(30)

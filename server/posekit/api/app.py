@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI
 
-from posekit.api import routes_robots, routes_sessions, routes_stream, routes_tasks
+from posekit.api import routes_robots, routes_sessions, routes_stream, routes_takes, routes_tasks
 from posekit.api.body_limit import BodySizeLimit
 from posekit.api.credential_budgets import CredentialBudgets
 from posekit.api.errors import install_error_handlers
@@ -79,7 +79,7 @@ def install_api(
     install_error_handlers(app)
     larger = {UPLOAD_ROUTE: max_upload_bytes} if max_upload_bytes else {}
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes, routes=larger)
-    for module in (routes_robots, routes_sessions, routes_tasks, routes_stream):
+    for module in (routes_robots, routes_sessions, routes_tasks, routes_takes, routes_stream):
         app.include_router(module.router)
 
 

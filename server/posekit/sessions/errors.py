@@ -58,6 +58,14 @@ class NameConflict(PosekitError):
     """A task or limit of this name already exists in the session."""
 
 
+class TakeNotFound(NotFound):
+    """The session has no take of this id (or none is being recorded)."""
+
+
+class TakeConflict(NameConflict):
+    """A take is being recorded already, or its id is taken, or it is of another robot."""
+
+
 class SessionLimitReached(PosekitError):
     """The server already runs its maximum number of sessions."""
 

@@ -54,6 +54,7 @@ from posekit.sessions.specs.session_spec import (
 )
 from posekit.sessions.store.persistence import Persistence
 from posekit.sessions.store.protocol import NullStore, SessionStore
+from posekit.sessions.takes.library import TakeLibrary
 from posekit.sessions.unloaded import UNAVAILABLE, UNLOADED, UnloadedSession
 from posekit.settings import Settings
 
@@ -120,6 +121,8 @@ class SessionManager:
         self._lock = threading.Lock()
         self._revive_lock = threading.Lock()
         self._persistence = Persistence(self.store)
+        self.takes = TakeLibrary(self.store)
+        """Every session's recorded and uploaded takes."""
         self._housekeeper = Housekeeper(self, flush_interval)
         self._started = False
         self.ownership: Ownership = LocalOwnership()
@@ -273,6 +276,7 @@ class SessionManager:
                 self._unloaded.pop(session_id, None)
             if session is not None:
                 session.close("session deleted")
+            self.takes.forget(session_id)
             self._notify_closed(session_id)
 
     def sessions(self) -> list[Session]:

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from posekit.ik.keyframes import keyframe_q
 from posekit.ik.tasks import BaseTask
 from posekit.memory import note_freed
-from posekit.sessions.errors import InvalidRequest
+from posekit.sessions.errors import InvalidRequest, TakeConflict, TakeNotFound
 from posekit.sessions.kinds import (
     LimitPatch,
     LimitSpecBase,
@@ -50,6 +50,8 @@ from posekit.sessions.reload.reload_report import ReloadReport
 from posekit.sessions.specs.caps import UNLIMITED, StackCaps
 from posekit.sessions.specs.session_spec import SessionSpec
 from posekit.sessions.specs.solver_settings import SolverPatch, SolverSettings
+from posekit.sessions.takes.recorder import TakeRecorder
+from posekit.sessions.takes.take import Take, TakeInfo
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -103,6 +105,8 @@ class Session:
         self.last_reload: ReloadReport | None = None
         self.paused_why: str | None = None
         """Why the server paused the session (:meth:`pause`); None once resumed."""
+        self.recording: TakeRecorder | None = None
+        """The take being recorded (:meth:`start_take`), if one is."""
         self._lock = threading.RLock()
         self._scheduler = solver
         self._on_change = on_change
@@ -227,7 +231,7 @@ class Session:
         spec = as_task_spec(spec)
         with self._lock:
             added = self._stack.add_task(spec, self._configuration)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("add_task", {"spec": added}))
             return added
 
     def patch_task(self, name: str, patch: TaskPatch | Mapping[str, Any]) -> TaskSpecBase:
@@ -235,7 +239,7 @@ class Session:
         patch = _parse(TaskPatch, patch)
         with self._lock:
             patched = self._stack.patch_task(name, patch)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("task", {"task": name, "patch": patch}))
             return patched
 
     def set_target(self, task: str, target: Target | Mapping[str, Any], ref: Any = None) -> Target:
@@ -244,7 +248,7 @@ class Session:
         target = _parse(Target, target)
         with self._lock:
             merged = self._stack.set_target(task, target)
-            self._moved(ref)
+            self._moved(ref, task, merged)
             return merged
 
     def move_target(self, task: str, given: Mapping[str, Any], ref: Any = None) -> None:
@@ -252,13 +256,12 @@ class Session:
         fields by name (a stream message, checked against its schema): the same checks
         and errors."""
         with self._lock:
-            self._stack.move_target(task, given)
-            self._moved(ref)
+            self._moved(ref, task, self._stack.move_target(task, given))
 
     def remove_task(self, name: str) -> None:
         with self._lock:
             self._stack.remove_task(name)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("remove_task", {"task": name}))
 
     # ================================================================ limits
     def add_limit(self, spec: LimitSpecBase | dict[str, Any]) -> LimitSpecBase:
@@ -274,7 +277,7 @@ class Session:
         patch = _parse(LimitPatch, patch)
         with self._lock:
             patched = self._stack.patch_limit(name, patch)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("limit", {"limit": name, "patch": patch}))
             return patched
 
     def remove_limit(self, name: str) -> None:
@@ -291,7 +294,7 @@ class Session:
             self.paused_why = self.paused_why if settings.paused else None
             self._stack.set_dt(settings.step_dt)
             self._take_solver(settings)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("solver", {"patch": patch}))
             return settings
 
     def set_q(self, q: object = None, keyframe: str | None = None) -> list[float]:
@@ -301,7 +304,7 @@ class Session:
         vector = check_q(self.model, q if keyframe is None else keyframe_q(self.model, keyframe))
         with self._lock:
             self._configuration.update(vector)
-            self._changed(structural=False)
+            self._changed(structural=False, take=("q", {"q": vector.tolist()}))
             return vector.tolist()
 
     def replace_spec(self, spec: SessionSpec | Mapping[str, Any]) -> SessionSpec:
@@ -356,6 +359,26 @@ class Session:
             self.last_reload = report.model_copy(update={"revision": self._revision})
         self._stream.broadcast(self.last_reload)
 
+    # ================================================================= takes
+    def start_take(self, take_id: str, name: str = "") -> TakeInfo:
+        """Start recording a take (:mod:`posekit.sessions.takes`) from the session as
+        it is now; :class:`TakeConflict` while another is recorded."""
+        with self._lock:
+            if self.recording is not None:
+                raise TakeConflict(
+                    f"take {self.recording.take_id!r} is being recorded; stop it first"
+                )
+            self.recording = TakeRecorder(take_id, name, self.spec())
+            return self.recording.take().info(recording=True)
+
+    def stop_take(self) -> Take:
+        """Stop recording; the take (:class:`TakeNotFound` when none was recorded)."""
+        with self._lock:
+            recorder, self.recording = self.recording, None
+        if recorder is None:
+            raise TakeNotFound("no take is being recorded in this session")
+        return recorder.take()
+
     def tell(self, message: object) -> None:
         """Send every watcher a message of the stream's protocol (an ``error`` nobody
         asked about: changes not stored, the session paused)."""
@@ -387,6 +410,8 @@ class Session:
                 status, error, solve_us, errors, q = solve_step(
                     self._stack.plan(), self._configuration, settings
                 )
+                if self.recording is not None:
+                    self.recording.stepped()
                 state = self._stream.next_state(
                     q, errors, status, self._revision, rate_hz or settings.rate_hz,
                     error=error, solve_us=solve_us, throttled=throttled,
@@ -418,15 +443,18 @@ class Session:
             error=self.paused_why if status == "paused" else None,
         )
 
-    def _moved(self, ref: Any) -> None:
+    def _moved(self, ref: Any, task: str, target: Target) -> None:
         """A target moved (lock held): latest wins, the watchers get no ``tasks``."""
         if ref is not None:
             self._stream.ref = ref
-        self._changed(structural=False)
+        self._changed(structural=False, take=("target", {"task": task, "target": target}))
 
-    def _changed(self, structural: bool) -> None:
+    def _changed(self, structural: bool, take: tuple[str, dict[str, Any]] | None = None) -> None:
         """Record an accepted change (lock held): wake the solver, tell the watchers of a
-        change of the stack or the settings, and the store."""
+        change of the stack or the settings, and the store; ``take``: the input as the
+        take being recorded keeps it (its kind and fields)."""
+        if take is not None and self.recording is not None:
+            self.recording.record(take[0], **take[1])
         self._revision += 1
         self.last_used = time.monotonic()
         if structural:

@@ -246,10 +246,10 @@ class TaskStack:
         self._tasks[name] = TaskEntry(entry.spec.model_copy(update={"target": merged}), entry.task)
         return merged
 
-    def move_target(self, name: str, given: Mapping[str, Any]) -> None:
+    def move_target(self, name: str, given: Mapping[str, Any]) -> Target:
         """:meth:`set_target` for an update given as field values by name (valid values
         of :class:`Target` fields: a stream message checked against its schema)."""
-        self.set_target(name, Target.model_construct(**given))
+        return self.set_target(name, Target.model_construct(**given))
 
     def remove_task(self, name: str) -> None:
         self.task(name)

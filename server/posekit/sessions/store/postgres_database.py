@@ -56,6 +56,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS leases_expiry ON leases (expires_at) WHERE owner IS NOT NULL",
     ),
+    (
+        """CREATE TABLE IF NOT EXISTS takes (
+            session_id text NOT NULL,
+            id text NOT NULL,
+            take json NOT NULL,
+            saved_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (session_id, id)
+        )""",
+    ),
 )
 """Migration ``k`` (1-based) brings the schema from version ``k - 1`` to ``k``."""
 

@@ -39,6 +39,12 @@ WHERE EXISTS (SELECT 1 FROM fence)
 ON CONFLICT (id) DO UPDATE SET spec = excluded.spec, revision = excluded.revision, saved_at = now()
 WHERE sessions.revision < excluded.revision
 """
+SAVE_TAKE = """
+INSERT INTO takes (session_id, id, take)
+SELECT %(session)s, %(id)s, %(take)s
+WHERE NOT EXISTS (SELECT 1 FROM deleted_sessions WHERE id = %(session)s)
+ON CONFLICT (session_id, id) DO UPDATE SET take = excluded.take, saved_at = now()
+"""
 LOCK_LEASE = """
 INSERT INTO leases (session_id, owner, epoch, expires_at) VALUES (%s, NULL, 0, now())
 ON CONFLICT (session_id) DO UPDATE SET epoch = leases.epoch
@@ -89,8 +95,29 @@ class PostgresStore:
                 (session_id,),
             )
             connection.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+            connection.execute("DELETE FROM takes WHERE session_id = %s", (session_id,))
             connection.execute("DELETE FROM leases WHERE session_id = %s", (session_id,))
         self.leases.forget(session_id)
+
+    def save_take(self, session_id: str, take_id: str, take: dict[str, Any]) -> None:
+        """Store a take of a session (not of a deleted one); durable when this returns."""
+        with self.database.connection() as connection:
+            connection.execute(
+                SAVE_TAKE, {"session": session_id, "id": take_id, "take": Json(take)}
+            )
+
+    def load_takes(self, session_id: str) -> list[dict[str, Any]]:
+        with self.database.connection() as connection:
+            rows = connection.execute(
+                "SELECT take FROM takes WHERE session_id = %s ORDER BY saved_at", (session_id,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_take(self, session_id: str, take_id: str) -> None:
+        with self.database.connection() as connection:
+            connection.execute(
+                "DELETE FROM takes WHERE session_id = %s AND id = %s", (session_id, take_id)
+            )
 
     def load_all(self) -> Iterable[StoredSession]:
         """Every stored session, oldest save first."""

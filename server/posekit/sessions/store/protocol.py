@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
 class StoredSession(NamedTuple):
@@ -49,6 +49,21 @@ class SessionStore(Protocol):
         """Every stored session that was not deleted."""
 
 
+@runtime_checkable
+class TakeStore(Protocol):
+    """What the takes of sessions need from persistence (a store may also keep them)."""
+
+    def save_take(self, session_id: str, take_id: str, take: dict[str, Any]) -> None:
+        """Store a take of a session (durable when this returns; nothing for a deleted
+        session)."""
+
+    def load_takes(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's stored takes, oldest first."""
+
+    def delete_take(self, session_id: str, take_id: str) -> None:
+        """Forget a take (no error when unknown); a session's delete deletes its takes."""
+
+
 class NullStore:
     """No persistence: sessions live as long as the process (the default)."""
 
@@ -76,6 +91,7 @@ class MemoryStore:
         self.specs: dict[str, dict[str, Any]] = dict(initial or {})
         self.revisions: dict[str, int] = dict.fromkeys(self.specs, 0)
         self.deleted: set[str] = set()
+        self.takes: dict[str, dict[str, dict[str, Any]]] = {}
         self.saves = 0
         self._lock = threading.Lock()
 
@@ -91,6 +107,7 @@ class MemoryStore:
     def delete_session(self, session_id: str) -> None:
         with self._lock:
             self.deleted.add(session_id)
+            self.takes.pop(session_id, None)
             self.specs.pop(session_id, None)
             self.revisions.pop(session_id, None)
 
@@ -99,6 +116,19 @@ class MemoryStore:
             return [
                 StoredSession(sid, spec, self.revisions[sid]) for sid, spec in self.specs.items()
             ]
+
+    def save_take(self, session_id: str, take_id: str, take: dict[str, Any]) -> None:
+        with self._lock:
+            if session_id not in self.deleted:
+                self.takes.setdefault(session_id, {})[take_id] = take
+
+    def load_takes(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.takes.get(session_id, {}).values())
+
+    def delete_take(self, session_id: str, take_id: str) -> None:
+        with self._lock:
+            self.takes.get(session_id, {}).pop(take_id, None)
 
     def ping(self) -> bool:
         return True

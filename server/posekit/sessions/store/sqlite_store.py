@@ -48,7 +48,19 @@ SCHEMA = (
         id TEXT PRIMARY KEY,
         deleted_at REAL NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS takes (
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        take TEXT NOT NULL,
+        saved_at REAL NOT NULL,
+        PRIMARY KEY (session_id, id)
+    )""",
 )
+SAVE_TAKE = """
+INSERT INTO takes (session_id, id, take, saved_at)
+SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM deleted_sessions WHERE id = ?1)
+ON CONFLICT(session_id, id) DO UPDATE SET take = excluded.take, saved_at = excluded.saved_at
+"""
 SAVE = """
 INSERT INTO sessions (id, spec, saved_at, revision)
 SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM deleted_sessions WHERE id = ?1)
@@ -99,11 +111,31 @@ class SQLiteStore:
                     (session_id, time.time()),
                 )
                 self._connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                self._connection.execute("DELETE FROM takes WHERE session_id = ?", (session_id,))
                 self._connection.execute("COMMIT")
             except BaseException:
                 if self._connection.in_transaction:  # SQLite may have rolled it back itself
                     self._connection.execute("ROLLBACK")
                 raise
+
+    def save_take(self, session_id: str, take_id: str, take: dict[str, Any]) -> None:
+        """Store a take of a session (durable when this returns)."""
+        payload = json.dumps(take, separators=(",", ":"))
+        with self._lock, _writing():
+            self._connection.execute(SAVE_TAKE, (session_id, take_id, payload, time.time()))
+
+    def load_takes(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT take FROM takes WHERE session_id = ? ORDER BY saved_at", (session_id,)
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def delete_take(self, session_id: str, take_id: str) -> None:
+        with self._lock, _writing():
+            self._connection.execute(
+                "DELETE FROM takes WHERE session_id = ? AND id = ?", (session_id, take_id)
+            )
 
     def load_all(self) -> Iterable[StoredSession]:
         """Every stored session, oldest save first."""

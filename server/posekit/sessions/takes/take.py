@@ -1,0 +1,117 @@
+"""A take: the spec and q a session started from, and every input it was given after.
+
+An input is one of the session's own changes — a target moved, a task or limit patched
+(weights, enabled), q reset, solver settings changed, a task added or removed — with the
+number of solver steps the session had taken since the take started when it arrived
+(``step``: it is applied before that step) and its time [s since the start]. Replaying
+the inputs at the same steps through the same spec gives the same states, bit for bit
+(:mod:`~posekit.sessions.takes.replay`). A take is also the portable file a user
+downloads and uploads (``format`` ``posekit-take``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt
+
+from posekit.sessions.kinds import LimitPatch, Target, TaskPatch, TaskSpec
+from posekit.sessions.specs.session_spec import SessionSpec
+from posekit.sessions.specs.solver_settings import SolverPatch
+from posekit.sessions.specs.types import Name, Vector
+
+MAX_EVENTS = 200_000  # inputs a take holds at most (a drag at 120 Hz for ~28 min)
+MAX_STEPS = 216_000  # steps a take spans at most (an hour at 60 Hz): a replay's CPU time
+TakeId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: NonNegativeInt = Field(
+        description="Solver steps taken before it (it precedes that step)."
+    )
+    t: NonNegativeFloat = Field(description="[s] since the take started.")
+
+
+class TargetEvent(_Event):
+    kind: Literal["target"] = "target"
+    task: Name
+    target: Target
+
+
+class TaskEvent(_Event):
+    kind: Literal["task"] = "task"
+    task: Name
+    patch: TaskPatch
+
+
+class LimitEvent(_Event):
+    kind: Literal["limit"] = "limit"
+    limit: Name
+    patch: LimitPatch
+
+
+class QEvent(_Event):
+    kind: Literal["q"] = "q"
+    q: Vector
+
+
+class SolverEvent(_Event):
+    kind: Literal["solver"] = "solver"
+    patch: SolverPatch
+
+
+class AddTaskEvent(_Event):
+    kind: Literal["add_task"] = "add_task"
+    spec: TaskSpec
+
+
+class RemoveTaskEvent(_Event):
+    kind: Literal["remove_task"] = "remove_task"
+    task: Name
+
+
+TakeEvent = Annotated[
+    TargetEvent | TaskEvent | LimitEvent | QEvent | SolverEvent | AddTaskEvent | RemoveTaskEvent,
+    Field(discriminator="kind"),
+]
+
+
+class TakeInfo(BaseModel):
+    """A take without its inputs (listings)."""
+
+    id: TakeId
+    name: str = Field("", max_length=200)
+    robot: str
+    created: float = Field(description="[s since the epoch] when it started.")
+    steps: NonNegativeInt = Field(0, description="Solver steps it spans.")
+    seconds: NonNegativeFloat = Field(0.0, description="[s] it lasted.")
+    events: NonNegativeInt = Field(0, description="Inputs recorded.")
+    recording: bool = Field(False, description="Whether it is being recorded now.")
+
+
+class Take(BaseModel):
+    """A recorded take (module docstring): the file ``GET …/takes/{id}`` downloads."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["posekit-take"] = "posekit-take"
+    version: Literal[1] = 1
+    id: TakeId
+    name: str = Field("", max_length=200)
+    created: float
+    steps: NonNegativeInt = Field(le=MAX_STEPS)
+    seconds: NonNegativeFloat
+    start: SessionSpec = Field(description="The session when the take started (q included).")
+    events: list[TakeEvent] = Field(default_factory=list, max_length=MAX_EVENTS)
+
+    def info(self, recording: bool = False) -> TakeInfo:
+        return TakeInfo(
+            id=self.id,
+            name=self.name,
+            robot=self.start.robot,
+            created=self.created,
+            steps=self.steps,
+            seconds=self.seconds,
+            events=len(self.events),
+            recording=recording,
+        )
