@@ -106,3 +106,31 @@ def test_no_acknowledged_change_is_lost_and_no_deleted_session_returns(database:
         assert not any(lost.values()), f"acknowledged tasks lost: {lost}"
     finally:
         restarted.stop()
+
+
+def test_takes_survive_kill_9_and_deleted_ones_stay_deleted(database: str) -> None:
+    """A take answered 200 on stop is there after SIGKILL and a restart, byte for byte;
+    a take deleted before the kill is not."""
+    server = ServerProcess(POSEKIT_DB=database, POSEKIT_LEASE_TTL_S="1")
+    try:
+        client = httpx.Client(base_url=server.url, timeout=30)
+        sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
+        takes = []
+        for name in ("kept", "deleted"):
+            assert client.post(f"/api/sessions/{sid}/takes", json={"name": name}).status_code == 201
+            target = {"target": {"position": [0.4, 0.1, 0.5]}}
+            assert client.patch(f"/api/sessions/{sid}/tasks/ee", json=target).status_code == 200
+            takes.append(client.post(f"/api/sessions/{sid}/takes/stop").json()["id"])
+        kept = client.get(f"/api/sessions/{sid}/takes/{takes[0]}").content
+        assert client.delete(f"/api/sessions/{sid}/takes/{takes[1]}").status_code == 204
+    finally:
+        server.stop(kill=True)
+    restarted = ServerProcess(POSEKIT_DB=database, POSEKIT_LEASE_TTL_S="1")
+    try:
+        client = httpx.Client(base_url=restarted.url, timeout=30)
+        _tasks_of(client, sid)  # served by the new replica
+        listed = [take["id"] for take in client.get(f"/api/sessions/{sid}/takes").json()]
+        assert listed == [takes[0]]
+        assert client.get(f"/api/sessions/{sid}/takes/{takes[0]}").content == kept
+    finally:
+        restarted.stop()

@@ -58,6 +58,15 @@ class OwningReplica:
     def ping(self) -> bool:
         return self.store.ping()
 
+    def save_take(self, session_id: str, take_id: str, take: dict[str, Any]) -> None:
+        self.store.save_take(session_id, take_id, take)
+
+    def load_takes(self, session_id: str) -> list[dict[str, Any]]:
+        return self.store.load_takes(session_id)
+
+    def delete_take(self, session_id: str, take_id: str) -> None:
+        self.store.delete_take(session_id, take_id)
+
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
@@ -87,6 +96,22 @@ def test_a_delete_is_final(store: SessionStore) -> None:
     store.delete_session("never-existed")  # no error
     assert not store.save_session("never-existed", {"v": 1}, 1)
     assert [s.session_id for s in store.load_all()] == ["kept"]
+
+
+def test_takes_are_kept_per_session_and_go_with_it(store: Any) -> None:
+    store.save_session("s", {"v": 1}, 1)
+    store.save_session("t", {"v": 1}, 1)
+    store.save_take("s", "a", {"id": "a"})
+    store.save_take("s", "b", {"id": "b"})
+    store.save_take("t", "a", {"id": "t-a"})
+    assert store.load_takes("s") == [{"id": "a"}, {"id": "b"}]
+    store.delete_take("s", "a")
+    store.delete_take("s", "never")  # no error
+    assert store.load_takes("s") == [{"id": "b"}]
+    store.delete_session("s")
+    assert store.load_takes("s") == []
+    store.save_take("s", "late", {"id": "late"})  # in flight when it was deleted
+    assert store.load_takes("s") == [] and store.load_takes("t") == [{"id": "t-a"}]
 
 
 def test_concurrent_writers_keep_the_newest_revision_and_no_deleted_session(
