@@ -58,6 +58,21 @@ def test_the_remote_session_drags_the_hand_and_leaves_nothing_behind(
     assert sessions.json() == []
 
 
+def test_tuning_with_takes_ranks_the_weight_sets_by_what_they_trade(
+    guarded_server: LiveServer,
+) -> None:
+    """One drag replayed through three weight sets: the default tracks the hand best, a
+    stiff posture worst but with the slowest joints."""
+    printed = _run("tune_with_takes.py", "--url", guarded_server.base_url, "--token", TOKEN)
+    rows = {
+        line[:18].strip(): [float(v) for v in re.findall(r"\d+\.\d+", line[18:])[:3]]
+        for line in printed.splitlines()[1:]
+    }
+    assert list(rows) == ["default weights", "soft orientation", "stiff posture"], printed
+    assert rows["default weights"][0] < rows["soft orientation"][0] < rows["stiff posture"][0]
+    assert rows["stiff posture"][2] < rows["default weights"][2]  # peak joint speed
+
+
 @pytest.mark.browser
 def test_the_viser_loop_serves_the_arm_and_its_error_to_a_browser() -> None:
     port = free_port()
