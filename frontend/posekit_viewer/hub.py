@@ -26,7 +26,7 @@ class ViewerHub:
             if viewer is None or viewer.session is not session:
                 if viewer is not None:
                     viewer.stop()
-                viewer = SessionViewer(session, link)
+                viewer = SessionViewer(session, link, takes=self._manager.takes)
                 self._viewers[session_id] = viewer
             return viewer
 

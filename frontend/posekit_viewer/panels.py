@@ -1,7 +1,8 @@
 """The viewer's GUI: every panel of one session, shared by everyone watching it.
 
 Panels, top to bottom: Session (viewers, status, solve time, frame robot, link, keyframe
-reset, save/load spec, exports), Tasks, Add task, Limits, Solver, Joints, Display and Errors. They act
+reset, save/load spec, exports), Tasks, Add task, Limits, Solver, Joints, Display, Errors
+and Takes. They act
 through the same :class:`Session` methods as the REST API, with the same validation;
 a rejected change is shown to the viewer who made it and changes nothing.
 """
@@ -14,6 +15,7 @@ from typing import Any
 import viser
 from posekit.sessions.live.session import Session
 from posekit.sessions.live.state import SessionState
+from posekit.sessions.takes.library import TakeLibrary
 
 from posekit_viewer.add_task_panel import AddTaskPanel
 from posekit_viewer.display_panel import DisplayPanel
@@ -23,6 +25,7 @@ from posekit_viewer.limit_panel import LimitPanel
 from posekit_viewer.scene_renderer import SceneRenderer
 from posekit_viewer.session_panel import SessionPanel
 from posekit_viewer.solver_panel import SolverPanel
+from posekit_viewer.takes_panel import TakesPanel
 from posekit_viewer.task_list_panel import TaskListPanel
 
 
@@ -36,6 +39,7 @@ class SessionPanels:
         link: str,
         renderer: SceneRenderer,
         on_frame: Callable[[Any], None],
+        takes: TakeLibrary | None = None,
     ) -> None:
         self._server = server
         self._session = session
@@ -47,6 +51,7 @@ class SessionPanels:
         self.joints = JointPanel(server, session)
         self.display = DisplayPanel(server, renderer)
         self.errors = ErrorPlot(server)
+        self.takes = TakesPanel(server, session, takes) if takes is not None else None
 
     def load_spec(self, content: bytes) -> None:
         """Replace the session with an uploaded spec (see :meth:`SessionPanel.load_spec`)."""
@@ -70,3 +75,5 @@ class SessionPanels:
             self.joints.refresh(state.q)
             self.errors.set_tasks(tuple(spec.name or "" for spec in self._session.tasks()))
             self.errors.add(state.time, state.errors)
+            if self.takes is not None:
+                self.takes.refresh()

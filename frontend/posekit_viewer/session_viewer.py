@@ -27,6 +27,7 @@ import numpy as np
 import viser
 from posekit.sessions.live.session import Session
 from posekit.sessions.live.subscription import Subscription
+from posekit.sessions.takes.library import TakeLibrary
 
 from posekit_viewer.camera_framing import DEFAULT_DIRECTION, frame_box
 from posekit_viewer.gizmos import DEFAULT_SCALE, TargetGizmos, gizmo_scale
@@ -48,9 +49,17 @@ class SessionViewer:
     With ``start=False`` no render thread runs: call :meth:`tick` yourself (benchmarks).
     """
 
-    def __init__(self, session: Session, link: str, fps: float = 60.0, start: bool = True) -> None:
+    def __init__(
+        self,
+        session: Session,
+        link: str,
+        fps: float = 60.0,
+        start: bool = True,
+        takes: TakeLibrary | None = None,
+    ) -> None:
         self.session = session
         self.link = link
+        self.takes = takes
         route_viser_output()
         self.server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
         self.url = f"ws://127.0.0.1:{self.server.get_port()}/"
@@ -153,7 +162,9 @@ class SessionViewer:
         bounds = self.renderer.bounds()
         scale = gizmo_scale(*bounds) if bounds is not None else DEFAULT_SCALE
         self.gizmos = TargetGizmos(self.server, self.session, scale=scale)
-        self.panels = SessionPanels(self.server, self.session, self.link, self.renderer, self.frame)
+        self.panels = SessionPanels(
+            self.server, self.session, self.link, self.renderer, self.frame, self.takes
+        )
 
     def _follow_model(self) -> None:
         """Build the scene, gizmos and panels again when the session runs a new model."""
