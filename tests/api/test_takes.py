@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 import time
+from xml.etree import ElementTree
 
 import httpx
 import numpy as np
+import pytest
 from support.servers import LiveServer
 from support.waiting import wait_for
 from websockets.sync.client import connect
@@ -80,6 +82,11 @@ def test_a_replay_exports_as_csv_and_npz(
     assert len(rows) == take["steps"] + 1
     arrays = np.load(io.BytesIO(client.post(url, params={"format": "npz"}).content))
     assert arrays["q"].shape == (take["steps"], 7) and arrays["error_ee"].shape == (take["steps"],)
+    keys = ElementTree.fromstring(client.post(url, params={"format": "mjcf", "every": 5}).text)
+    assert len(keys) == -(-take["steps"] // 5)  # every fifth step, and the last
+    last = keys[-1].attrib
+    assert [float(v) for v in last["qpos"].split()] == arrays["q"][-1].tolist()  # exactly
+    assert float(last["time"]) == pytest.approx(take["steps"] / 60.0)
 
 
 def test_a_take_moves_to_another_session_of_its_robot_only(

@@ -122,10 +122,13 @@ def replay_take(
     session: SessionDep,
     manager: ManagerDep,
     request: ReplayRequest | None = None,
-    format: str = Query("json", pattern="^(json|csv|npz)$"),
+    format: str = Query("json", pattern="^(json|csv|npz|mjcf)$"),
+    every: int = Query(6, ge=1, le=10_000, description="mjcf: a key every this many steps."),
 ) -> Response | ReplayAnswer:
     """Through the take's start with ``tasks`` and ``solver`` changed, offline, at the
-    spec's fixed ``dt``: the same inputs at the same steps (two replays are equal)."""
+    spec's fixed ``dt``: the same inputs at the same steps (two replays are equal).
+    ``format=mjcf``: q(t) as an MJCF ``<keyframe>`` of one key every ``every`` steps
+    (``time`` [s] since the take's start), to paste into the robot's model."""
     request = request or ReplayRequest()
     take = manager.takes.get(session.id, take_id)
     result = _replay(session, take, request)
@@ -133,6 +136,8 @@ def replay_take(
         return Response(_csv(result), media_type="text/csv")
     if format == "npz":
         return Response(_npz(result), media_type="application/octet-stream")
+    if format == "mjcf":
+        return Response(_keyframes(result, take.id, every), media_type="application/xml")
     return ReplayAnswer(
         summary=summarize(session.model, result, request.label),
         joint_names=result.joint_names,
@@ -167,6 +172,17 @@ def _csv(result: Replay) -> str:
         errors = ["" if (e := result.errors[t][k]) is None else repr(e) for t in tasks]
         writer.writerow([k, repr((k + 1) * result.dt), result.status[k], *map(repr, q), *errors])
     return out.getvalue()
+
+
+def _keyframes(result: Replay, take_id: str, every: int) -> str:
+    """``<keyframe>`` with a ``<key>`` of every ``every``-th step's q (and the last)."""
+    steps = sorted({*range(every - 1, len(result.q), every), len(result.q) - 1} - {-1})
+    keys = [
+        f'  <key name="take-{take_id}-{k + 1}" time="{(k + 1) * result.dt:.6g}" '
+        f'qpos="{" ".join(repr(float(v)) for v in result.q[k])}"/>'
+        for k in steps
+    ]
+    return "<keyframe>\n" + "\n".join(keys) + "\n</keyframe>\n"
 
 
 def _npz(result: Replay) -> bytes:
