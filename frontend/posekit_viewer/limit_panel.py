@@ -60,6 +60,8 @@ class LimitPanel:
         bodies = self._candidates["body"] or ["(none)"]
         gui = server.gui
         with gui.add_folder("Limits", expand_by_default=False):
+            self.binding = gui.add_markdown("")
+            """Which limits hold which joints after the latest step."""
             self.joint_ranges = gui.add_checkbox("Joint ranges", initial_value=False)
             self._typed_speed = add_typed_number(
                 gui, "Max joint speed [rad/s] (0 = off)", 0.0, self._typed_max_speed,
@@ -136,8 +138,15 @@ class LimitPanel:
             self._session.add_limit({"type": "velocity", "params": {"velocities": velocities}})
 
     # ------------------------------------------------------------ following
-    def refresh(self) -> None:
-        """Follow the session's limits (added, removed, toggled elsewhere)."""
+    def refresh(self, binding: dict[str, list[str]] | None = None) -> None:
+        """Follow the session's limits (added, removed, toggled elsewhere), and say which
+        of them hold joints at a bound after the latest step (``binding``)."""
+        text = "; ".join(
+            f"`{name}` holds {', '.join(joints)}" for name, joints in (binding or {}).items()
+        )
+        text = f"⚠ **At a limit:** {text}" if text else ""
+        if self.binding.content != text:
+            self.binding.content = text
         specs = self._session.limits()
         structure = tuple((spec.name or "", spec.type) for spec in specs)
         if structure != self._structure:

@@ -70,7 +70,7 @@ class SessionPanels:
         with self._server.atomic():
             self.session.refresh(viewers)
             self.tasks.refresh(state.errors)
-            self.limits.refresh()
+            self.limits.refresh(state.limits)
             self.solver.refresh()
             self.joints.refresh(state.q)
             self.errors.set_tasks(tuple(spec.name or "" for spec in self._session.tasks()))

@@ -50,7 +50,9 @@ def test_a_frame_decodes_to_the_fields_it_was_encoded_from() -> None:
 def test_a_state_encodes_to_the_frame_of_its_fields() -> None:
     state = SessionState(5, 1.5, [0.0, 1.0], {"a": 0.25, "b": None}, True, "converged", None, 3.0)
     decoded = state_frame.decode(state.binary(), list(state.errors))
-    assert decoded == {**json.loads(state.json()), "rate_hz": decoded["rate_hz"]}
+    message = json.loads(state.json())
+    del message["limits"]  # JSON states only: the binary layout has no field for them
+    assert decoded == {**message, "rate_hz": decoded["rate_hz"]}
     assert state.binary() is state.binary()  # encoded once
 
 

@@ -227,3 +227,39 @@ def test_a_position_only_task_reports_the_error_it_weighs() -> None:
         error = reference.compute_error(posekit.Configuration(ARM, np.array(state.q)))
         assert state.errors["tip"] == pytest.approx(np.linalg.norm(error[:3]), rel=1e-9), engine
         assert np.linalg.norm(error[3:]) > 0.1  # what the full norm would have added
+
+
+def test_a_state_names_the_limits_that_bind_and_their_joints() -> None:
+    """A posture target beyond every joint's range drives the joints to their ends: the
+    states name the configuration limit and those joints; a slow velocity limit binds
+    from the first step; at home nothing binds."""
+    from posekit.robots import RobotRegistry
+    from posekit.sessions import Session, SessionSpec
+
+    model = RobotRegistry(menagerie=False).model("arm7")
+    home = model.key_qpos[0].tolist()
+    spec = SessionSpec.model_validate(
+        {
+            "robot": "arm7",
+            "q": home,
+            "tasks": [
+                {"name": "ee", "type": "frame", "params": {"frame": "ee"}},
+                {"name": "posture", "type": "posture", "params": {"cost": 1.0}},
+            ],
+            "limits": [{"name": "range", "type": "configuration"}],
+        }
+    )
+    session = Session("b", spec, model, "arm7")
+    assert session.step().limits == {}  # at home, nothing binds
+    session.patch_task("ee", {"enabled": False})
+    session.set_target("posture", {"q": [10.0] * model.nq})
+    states = [session.step() for _ in range(300)]
+    limited = {model.joint(j).name for j in range(model.njnt) if model.jnt_limited[j]}
+    assert set(states[-1].limits.get("range", [])) == limited
+    slow = spec.model_dump()
+    slow["limits"].append(
+        {"name": "slow", "type": "velocity", "params": {"velocities": {"joint1": 0.01}}}
+    )
+    moving = Session("v", SessionSpec.model_validate(slow), model, "arm7")
+    moving.set_target("ee", {"position": [0.2, 0.4, 0.4]})
+    assert moving.step().limits.get("slow") == ["joint1"]

@@ -265,6 +265,16 @@ def test_the_error_plot_tracks_every_task(viewer: SessionViewer) -> None:
     assert len(plot.plot.data[0]) >= 2  # time + one series per task, several points
 
 
+def test_the_limits_panel_says_which_limit_holds_which_joints(viewer: SessionViewer) -> None:
+    session = viewer.session
+    session.add_limit({"type": "configuration", "name": "range"})
+    session.patch_task("ee", {"enabled": False})
+    session.set_target("posture", {"q": [10.0] * session.model.nq})  # beyond every range
+    panel = viewer.panels.limits
+    wait_for(lambda: "`range` holds" in panel.binding.content, what="the binding limit shown")
+    assert "joint1" in panel.binding.content
+
+
 def test_a_typed_number_applies_only_its_last_value_once_typing_pauses(
     viewer: SessionViewer,
 ) -> None:

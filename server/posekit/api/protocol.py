@@ -147,6 +147,11 @@ class StateMessage(BaseModel):
             "(then the rate it gets, smoothed over its last steps)."
         ),
     )
+    limits: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Limit name → the joints it holds at a bound after this step (a joint at "
+        "the end of its range, or as fast as its velocity limit); only limits that bind.",
+    )
 
 
 class SessionSummary(BaseModel):

@@ -15,7 +15,7 @@ import secrets
 
 import numpy as np
 from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from posekit.api.deps import ManagerDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
@@ -33,6 +33,9 @@ router = APIRouter(
 
 
 class StartTake(BaseModel):
+    """``POST …/takes``: start recording."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"name": "circle"}]})
     name: str = Field("", max_length=200, description="A label of your own.")
 
 
@@ -45,19 +48,45 @@ class ReplayRequest(BaseModel):
     )
     solver: SolverPatch | None = None
 
-    model_config = {
-        "json_schema_extra": {
+    model_config = ConfigDict(
+        json_schema_extra={
             "examples": [{"label": "soft orientation", "tasks": {"ee": {"orientation_cost": 0.01}}}]
         }
-    }
+    )
 
 
 class CompareRequest(BaseModel):
+    """``POST …/compare``: the weight sets to replay the take through, in order."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "variants": [
+                        {"label": "default"},
+                        {"label": "soft", "tasks": {"ee": {"orientation_cost": 0.01}}},
+                    ]
+                }
+            ]
+        }
+    )
     variants: list[ReplayRequest] = Field(min_length=1, max_length=8)
 
 
 class ReplayAnswer(BaseModel):
     """A replay, step by step (``steps`` rows), and its figures."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"summary": {"label": "", "steps": 1, "dt": 0.016667, "tasks": {"ee": {"rms": 0.01, "max": 0.01}},
+                             "peak_speed": 0.5, "peak_speed_joint": "joint1", "seconds_at_limit": 0.0,
+                             "failed_steps": 0, "skipped_inputs": 0, "replay_seconds": 0.001},
+                 "joint_names": ["joint1"], "q": [[0.1]], "velocity": [[0.5]], "errors": {"ee": [0.01]},
+                 "status": ["running"]}
+            ]
+        }
+    )  # fmt: skip
 
     summary: ReplaySummary
     joint_names: list[str]

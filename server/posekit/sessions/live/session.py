@@ -407,14 +407,20 @@ class Session:
             if settings.paused:
                 state = self._make_state("paused")
             else:
-                status, error, solve_us, errors, q = solve_step(
-                    self._stack.plan(), self._configuration, settings
-                )
+                plan, before = self._stack.plan(), self._configuration.data.qpos.copy()
+                status, error, solve_us, errors, q = solve_step(plan, self._configuration, settings)
                 if self.recording is not None:
                     self.recording.stepped()
+                binding = (
+                    plan.watch(self.model).binding(
+                        before, self._configuration.data.qpos, settings.step_dt
+                    )
+                    if plan.limits
+                    else None
+                )
                 state = self._stream.next_state(
                     q, errors, status, self._revision, rate_hz or settings.rate_hz,
-                    error=error, solve_us=solve_us, throttled=throttled,
+                    error=error, solve_us=solve_us, throttled=throttled, limits=binding,
                 )  # fmt: skip
         self._publish(state, batch)
         return state

@@ -37,6 +37,7 @@ class SessionStream:
         error: str | None = None,
         solve_us: float = 0.0,
         throttled: bool = False,
+        limits: dict[str, list[str]] | None = None,
     ) -> SessionState:
         """Make the next state (sequence number + 1) the latest; it is not offered yet."""
         self._seq += 1
@@ -53,6 +54,7 @@ class SessionStream:
             revision,
             throttled and status == "running",
             round(rate_hz, 2),
+            limits or {},
         )
         return self.state
 

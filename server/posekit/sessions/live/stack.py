@@ -195,9 +195,11 @@ class TaskStack:
                     error_tasks.append((name, entry.task))
                 else:
                     silent.append(name)
-            limits = [e.limit for e in self._limits.values() if e.spec.enabled]
-            names = list(self._tasks)
-            self._plan = Plan(objectives, constraints, limits, error_tasks, silent, names)
+            enabled = {name: e.limit for name, e in self._limits.items() if e.spec.enabled}
+            self._plan = Plan(
+                objectives, constraints, list(enabled.values()), error_tasks, silent,
+                list(self._tasks), list(enabled),
+            )  # fmt: skip
         return self._plan
 
     # --------------------------------------------------------------- tasks

@@ -40,6 +40,8 @@ class SessionState:
             keep their rate.
         rate_hz: The rate the solver steps this session at [Hz]: its own ``rate_hz``,
             or its fair share's while it is throttled.
+        limits: Limit name → the joints it holds at a bound after the step
+            (:mod:`~posekit.sessions.live.binding`); only limits that bind.
     """
 
     seq: int
@@ -54,6 +56,7 @@ class SessionState:
     revision: int = 0
     throttled: bool = False
     rate_hz: float = 0.0
+    limits: dict[str, list[str]] = field(default_factory=dict)
     _json: str | None = field(default=None, init=False, repr=False, compare=False)
     _binary: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -74,6 +77,7 @@ class SessionState:
             "revision": self.revision,
             "throttled": self.throttled,
             "rate_hz": self.rate_hz,
+            "limits": self.limits,
         }
 
     def json(self) -> str:

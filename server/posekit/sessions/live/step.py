@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import mujoco
 import numpy as np
 
 from posekit.ik.compiled.advance_kernel import ADVANCED, CONVERGED, Q_NOT_FINITE
@@ -37,6 +38,7 @@ from posekit.ik.exceptions import NoSolutionFound, PosekitError
 from posekit.ik.limits import Limit
 from posekit.ik.solve import solve_ik, solve_python
 from posekit.ik.tasks import BaseTask, Task
+from posekit.sessions.live.binding import LimitWatch
 from posekit.sessions.live.state import Status
 from posekit.sessions.specs.solver_settings import SolverSettings
 
@@ -54,6 +56,8 @@ class Plan:
     """Tasks reported with a None error (disabled, or without an error vector)."""
     names: list[str]
     """Every task's name, in stack order (the order of the reported errors)."""
+    limit_names: list[str] = field(default_factory=list)
+    """The name of each limit of ``limits``."""
     error_slots: list[int] = field(init=False)
     """Per name, the index of its norm in ``error_norms``'s answer (objectives, then
     constraints); tasks reported with a None error point past its end."""
@@ -62,9 +66,19 @@ class Plan:
         init=False, default_factory=list, repr=False, compare=False
     )
     """The compiled engine's plan of the last step, with its key (:func:`_compiled_plan`)."""
+    _watch: LimitWatch | None = field(init=False, default=None, repr=False, compare=False)
     partial: list[tuple[str, Task, np.ndarray]] = field(init=False)
     """Tasks that weigh only some of their error's components (a position-only frame
     task, a posture task with joints at cost 0), with the mask of those components."""
+
+    def watch(self, model: mujoco.MjModel) -> LimitWatch:
+        """Which of its limits bind after a step (built on first use)."""
+        if self._watch is None:
+            names = self.limit_names or [type(limit).__name__ for limit in self.limits]
+            watch = LimitWatch(model, list(zip(names, self.limits, strict=True)))
+            object.__setattr__(self, "_watch", watch)
+        assert self._watch is not None
+        return self._watch
 
     def __post_init__(self) -> None:
         ordered = [*self.objectives, *self.constraints]

@@ -12,7 +12,7 @@ import math
 
 import mujoco
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from posekit.sessions.takes.replay import Replay
 
@@ -20,12 +20,26 @@ AT_LIMIT = 1e-6  # of a joint's range: closer to its end than this is at the lim
 
 
 class TaskFigures(BaseModel):
+    """A task's error norm over a replay."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"rms": 0.0006, "max": 0.0081}]})
     rms: float | None = Field(description="RMS of the error norm over the steps (null: none).")
     max: float | None = Field(description="Largest error norm.")
 
 
 class ReplaySummary(BaseModel):
     """One replay's figures (module docstring)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"label": "soft orientation", "steps": 600, "dt": 0.016667,
+                 "tasks": {"ee": {"rms": 0.008, "max": 0.0218}}, "peak_speed": 26.0,
+                 "peak_speed_joint": "joint4", "seconds_at_limit": 0.0, "failed_steps": 0,
+                 "skipped_inputs": 0, "replay_seconds": 0.01}
+            ]
+        }
+    )  # fmt: skip
 
     label: str = ""
     steps: int

@@ -26,6 +26,8 @@ TakeId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 
 
 class _Event(BaseModel):
+    """An input of a take."""
+
     model_config = ConfigDict(extra="forbid")
     step: NonNegativeInt = Field(
         description="Solver steps taken before it (it precedes that step)."
@@ -34,39 +36,128 @@ class _Event(BaseModel):
 
 
 class TargetEvent(_Event):
+    """A target moved (REST, stream or viewer)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "step": 12,
+                    "t": 0.2,
+                    "kind": "target",
+                    "task": "ee",
+                    "target": {"position": [0.4, 0.1, 0.5]},
+                }
+            ]
+        },
+    )
     kind: Literal["target"] = "target"
     task: Name
     target: Target
 
 
 class TaskEvent(_Event):
+    """A task PATCHed (weights, gain, enabled, …)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "step": 30,
+                    "t": 0.5,
+                    "kind": "task",
+                    "task": "ee",
+                    "patch": {"orientation_cost": 0.1},
+                }
+            ]
+        },
+    )
     kind: Literal["task"] = "task"
     task: Name
     patch: TaskPatch
 
 
 class LimitEvent(_Event):
+    """A limit PATCHed."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "step": 31,
+                    "t": 0.52,
+                    "kind": "limit",
+                    "limit": "configuration",
+                    "patch": {"enabled": False},
+                }
+            ]
+        },
+    )
     kind: Literal["limit"] = "limit"
     limit: Name
     patch: LimitPatch
 
 
 class QEvent(_Event):
+    """q set (``PUT …/q``)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"step": 40, "t": 0.7, "kind": "q", "q": [0.0, 0.444, 0.0, -1.256, 0.0, 1.44, 0.0]}
+            ]
+        },
+    )
     kind: Literal["q"] = "q"
     q: Vector
 
 
 class SolverEvent(_Event):
+    """Solver settings changed."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"step": 41, "t": 0.71, "kind": "solver", "patch": {"damping": 0.001}}]
+        },
+    )
     kind: Literal["solver"] = "solver"
     patch: SolverPatch
 
 
 class AddTaskEvent(_Event):
+    """A task added."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "step": 50,
+                    "t": 0.9,
+                    "kind": "add_task",
+                    "spec": {"name": "com", "type": "com", "params": {"cost": 1.0}},
+                }
+            ]
+        },
+    )
     kind: Literal["add_task"] = "add_task"
     spec: TaskSpec
 
 
 class RemoveTaskEvent(_Event):
+    """A task removed."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"step": 60, "t": 1.0, "kind": "remove_task", "task": "com"}]
+        },
+    )
     kind: Literal["remove_task"] = "remove_task"
     task: Name
 
@@ -79,6 +170,15 @@ TakeEvent = Annotated[
 
 class TakeInfo(BaseModel):
     """A take without its inputs (listings)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"id": "g_JToV6FeCI", "name": "circle", "robot": "arm7", "created": 1796400000.0,
+                 "steps": 600, "seconds": 10.0, "events": 200, "recording": False}
+            ]
+        }
+    )  # fmt: skip
 
     id: TakeId
     name: str = Field("", max_length=200)
@@ -93,7 +193,19 @@ class TakeInfo(BaseModel):
 class Take(BaseModel):
     """A recorded take (module docstring): the file ``GET …/takes/{id}`` downloads."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"format": "posekit-take", "version": 1, "id": "g_JToV6FeCI", "name": "circle",
+                 "created": 1796400000.0, "steps": 2, "seconds": 0.05,
+                 "start": {"robot": "arm7", "q": [0.0, 0.444, 0.0, -1.256, 0.0, 1.44, 0.0],
+                           "tasks": [{"name": "ee", "type": "frame", "params": {"frame": "ee"}}]},
+                 "events": [{"step": 1, "t": 0.03, "kind": "target", "task": "ee",
+                             "target": {"position": [0.4, 0.1, 0.5]}}]}
+            ]
+        },
+    )  # fmt: skip
     format: Literal["posekit-take"] = "posekit-take"
     version: Literal[1] = 1
     id: TakeId
