@@ -53,7 +53,7 @@ def tilted(wxyz: list[float], angle: float) -> list[float]:
 
 def record(base: str, token: str | None, session: str) -> str:
     """Drag the hand around the circle while a take records it; the take's id."""
-    rest(f"{base}/api/sessions/{session}/takes", token, "POST", {"name": "circle"})
+    take = rest(f"{base}/api/sessions/{session}/takes", token, "POST", {"name": "circle"})["id"]
     home = rest(f"{base}/api/sessions/{session}/tasks/ee", token)["target"]
     center, wxyz = home["position"], tilted(home["wxyz"], math.radians(TILT_DEG))
     stream = base.replace("http", "ws", 1) + f"/api/sessions/{session}/stream"
@@ -70,7 +70,7 @@ def record(base: str, token: str | None, session: str) -> str:
                 json.dumps({"type": "target", "task": "ee", "position": position, "wxyz": wxyz})
             )
             time.sleep(0.05)
-    return rest(f"{base}/api/sessions/{session}/takes/stop", token, "POST")["id"]
+    return rest(f"{base}/api/sessions/{session}/takes/{take}/stop", token, "POST")["id"]
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ def record_drag(client: httpx.Client, server: LiveServer, session: str, moves: i
                 )
                 assert patched.status_code == 200
             time.sleep(0.05)
-    stopped = client.post(f"/api/sessions/{session}/takes/stop")
+    stopped = client.post(f"/api/sessions/{session}/takes/{started.json()['id']}/stop")
     assert stopped.status_code == 200, stopped.text
     return stopped.json()
 
@@ -99,20 +99,24 @@ def test_a_take_moves_to_another_session_of_its_robot_only(
     humanoid = client.post("/api/sessions", json={"robot": "humanoid"}).json()["id"]
     try:
         json_file = {"content-type": "application/json"}
-        uploaded = client.post(
-            f"/api/sessions/{other}/takes/upload", content=downloaded.content, headers=json_file
+        uploaded = client.put(
+            f"/api/sessions/{other}/takes/{take['id']}",
+            content=downloaded.content,
+            headers=json_file,
         )
         assert uploaded.status_code == 201, uploaded.text
         mine = client.post(f"/api/sessions/{arm}/takes/{take['id']}/replay").json()["q"]
         theirs = client.post(f"/api/sessions/{other}/takes/{take['id']}/replay").json()["q"]
         assert mine == theirs
-        foreign = client.post(
-            f"/api/sessions/{humanoid}/takes/upload", content=downloaded.content, headers=json_file
+        foreign = client.put(
+            f"/api/sessions/{humanoid}/takes/{take['id']}",
+            content=downloaded.content,
+            headers=json_file,
         )
         assert foreign.status_code == 409 and "arm7" in foreign.json()["detail"]
         broken = json.loads(downloaded.content)
         broken["events"][0]["kind"] = "teleport"
-        refused = client.post(f"/api/sessions/{other}/takes/upload", json=broken)
+        refused = client.put(f"/api/sessions/{other}/takes/broken", json=broken)
         assert refused.status_code == 422
         assert client.get(f"/api/sessions/{humanoid}/takes").json() == []
         assert len(client.get(f"/api/sessions/{other}/takes").json()) == 1
@@ -122,12 +126,14 @@ def test_a_take_moves_to_another_session_of_its_robot_only(
 
 
 def test_one_take_at_a_time_and_stop_needs_one(client: httpx.Client, arm: str) -> None:
-    assert client.post(f"/api/sessions/{arm}/takes/stop").status_code == 404
-    assert client.post(f"/api/sessions/{arm}/takes").status_code == 201
+    assert client.post(f"/api/sessions/{arm}/takes/nothing/stop").status_code == 404
+    started = client.post(f"/api/sessions/{arm}/takes")
+    assert started.status_code == 201
     again = client.post(f"/api/sessions/{arm}/takes")
     assert again.status_code == 409 and "stop it first" in again.json()["detail"]
     wait_for(lambda: client.get(f"/api/sessions/{arm}/takes").json()[0]["recording"], what="listed")
-    stopped = client.post(f"/api/sessions/{arm}/takes/stop").json()
+    assert client.post(f"/api/sessions/{arm}/takes/other/stop").status_code == 404
+    stopped = client.post(f"/api/sessions/{arm}/takes/{started.json()['id']}/stop").json()
     assert client.delete(f"/api/sessions/{arm}/takes/{stopped['id']}").status_code == 204
     assert client.get(f"/api/sessions/{arm}/takes").json() == []
     assert client.get(f"/api/sessions/{arm}/takes/{stopped['id']}").status_code == 404

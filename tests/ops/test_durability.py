@@ -117,10 +117,12 @@ def test_takes_survive_kill_9_and_deleted_ones_stay_deleted(database: str) -> No
         sid = client.post("/api/sessions", json={"robot": "arm7"}).json()["id"]
         takes = []
         for name in ("kept", "deleted"):
-            assert client.post(f"/api/sessions/{sid}/takes", json={"name": name}).status_code == 201
+            started = client.post(f"/api/sessions/{sid}/takes", json={"name": name})
+            assert started.status_code == 201
             target = {"target": {"position": [0.4, 0.1, 0.5]}}
             assert client.patch(f"/api/sessions/{sid}/tasks/ee", json=target).status_code == 200
-            takes.append(client.post(f"/api/sessions/{sid}/takes/stop").json()["id"])
+            stopped = client.post(f"/api/sessions/{sid}/takes/{started.json()['id']}/stop")
+            takes.append(stopped.json()["id"])
         kept = client.get(f"/api/sessions/{sid}/takes/{takes[0]}").content
         assert client.delete(f"/api/sessions/{sid}/takes/{takes[1]}").status_code == 204
     finally:

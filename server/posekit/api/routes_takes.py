@@ -1,10 +1,12 @@
 """``/api/sessions/{id}/takes``: record what a session is given, replay and compare it.
 
-Start a take, drag (REST, websocket or viewer: every input is recorded with its step),
-stop it: it is stored with the session. Replay it through other weights
+Start a take (``POST …/takes`` answers its id), drag (REST, websocket or viewer: every
+input is recorded with its step), stop it (``POST …/takes/{id}/stop``): it is stored
+with the session. Replay it through other weights
 (``…/replay``: every step's q, errors, velocities and statuses, as JSON, CSV or NumPy
 ``.npz``) or several weight sets side by side (``…/compare``: their figures). Download
-a take (``GET``) and upload it to another session of the same robot.
+a take (``GET …/takes/{id}``) and upload it to another session of the same robot
+(``PUT …/takes/{id}``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from posekit.api.deps import ManagerDep, SessionDep
 from posekit.api.errors import ERROR_RESPONSES
-from posekit.sessions.kinds import TaskPatch
+from posekit.sessions.errors import TakeNotFound
+from posekit.sessions.kinds import TaskPatchBody
 from posekit.sessions.live.session import Session
 from posekit.sessions.specs.solver_settings import SolverPatch
-from posekit.sessions.specs.types import Name
 from posekit.sessions.takes.replay import Replay, replay
 from posekit.sessions.takes.summary import ReplaySummary, summarize
-from posekit.sessions.takes.take import Take, TakeInfo
+from posekit.sessions.takes.take import Take, TakeId, TakeInfo
 
 router = APIRouter(
     prefix="/api/sessions/{session_id}/takes", tags=["takes"], responses=ERROR_RESPONSES
@@ -43,8 +45,11 @@ class ReplayRequest(BaseModel):
     """A weight set to replay a take through: the take's start with these changes."""
 
     label: str = Field("", max_length=200)
-    tasks: dict[Name, TaskPatch] = Field(
-        default_factory=dict, description="Task name → fields to change (as a task PATCH)."
+    tasks: dict[str, TaskPatchBody] = Field(
+        default_factory=dict,
+        max_length=64,
+        description="Task name → fields to change, as a task PATCH (a task the take's "
+        "start does not have is a 404).",
     )
     solver: SolverPatch | None = None
 
@@ -104,9 +109,13 @@ def start_take(session: SessionDep, body: StartTake | None = None) -> TakeInfo:
     return session.start_take(secrets.token_urlsafe(8), (body or StartTake()).name)
 
 
-@router.post("/stop", response_model=TakeInfo, summary="Stop the take and keep it")
-def stop_take(session: SessionDep, manager: ManagerDep) -> TakeInfo:
-    """The take is stored with the session before this answers."""
+@router.post("/{take_id}/stop", response_model=TakeInfo, summary="Stop the take and keep it")
+def stop_take(take_id: TakeId, session: SessionDep, manager: ManagerDep) -> TakeInfo:
+    """Stop recording take ``take_id`` (the id ``POST …/takes`` answered); it is stored
+    with the session before this answers."""
+    recording = session.recording
+    if recording is None or recording.take_id != take_id:
+        raise TakeNotFound(f"take {take_id!r} is not being recorded in this session")
     return manager.takes.add(session.id, session.robot, session.stop_take())
 
 
@@ -117,12 +126,15 @@ async def list_takes(session: SessionDep, manager: ManagerDep) -> list[TakeInfo]
     return recording + manager.takes.infos(session.id)
 
 
-@router.post(
-    "/upload", status_code=status.HTTP_201_CREATED, response_model=TakeInfo, summary="Upload a take"
+@router.put(
+    "/{take_id}",
+    status_code=status.HTTP_201_CREATED,
+    response_model=TakeInfo,
+    summary="Upload a take",
 )
-def upload_take(take: Take, session: SessionDep, manager: ManagerDep) -> TakeInfo:
-    """A take file downloaded from a session of the same robot."""
-    return manager.takes.add(session.id, session.robot, take)
+def upload_take(take_id: TakeId, take: Take, session: SessionDep, manager: ManagerDep) -> TakeInfo:
+    """A take file downloaded from a session of the same robot, kept as ``take_id``."""
+    return manager.takes.add(session.id, session.robot, take.model_copy(update={"id": take_id}))
 
 
 @router.get("/{take_id}", response_model=Take, summary="Download a take")
@@ -142,7 +154,8 @@ def delete_take(take_id: str, session: SessionDep, manager: ManagerDep) -> Respo
 
 
 def _replay(session: Session, take: Take, request: ReplayRequest) -> Replay:
-    return replay(take, session.model, session.entry, tasks=request.tasks, solver=request.solver)
+    tasks = {name: patch.model_dump(exclude_unset=True) for name, patch in request.tasks.items()}
+    return replay(take, session.model, session.entry, tasks=tasks, solver=request.solver)
 
 
 @router.post("/{take_id}/replay", response_model=ReplayAnswer, summary="Replay a take")

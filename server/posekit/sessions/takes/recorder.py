@@ -50,7 +50,7 @@ class TakeRecorder:
             self.full = True
             return
         t = time.monotonic() - self._began
-        self.events.append(EVENTS[kind].model_construct(step=self.steps, t=t, **fields))
+        self.events.append(EVENTS[kind].model_construct(kind=kind, step=self.steps, t=t, **fields))
 
     def stepped(self) -> None:
         """The session solved a step."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -78,7 +79,7 @@ def replay(
     model: mujoco.MjModel,
     entry: str,
     spec: SessionSpec | None = None,
-    tasks: Mapping[str, TaskPatch] | None = None,
+    tasks: Mapping[str, TaskPatch | Mapping[str, Any]] | None = None,
     solver: SolverPatch | None = None,
 ) -> Replay:
     """Run ``take`` through ``spec`` (default: the take's start) on ``model`` (module

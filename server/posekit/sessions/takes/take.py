@@ -52,7 +52,7 @@ class TargetEvent(_Event):
             ]
         },
     )
-    kind: Literal["target"] = "target"
+    kind: Literal["target"]
     task: Name
     target: Target
 
@@ -74,7 +74,7 @@ class TaskEvent(_Event):
             ]
         },
     )
-    kind: Literal["task"] = "task"
+    kind: Literal["task"]
     task: Name
     patch: TaskPatch
 
@@ -96,7 +96,7 @@ class LimitEvent(_Event):
             ]
         },
     )
-    kind: Literal["limit"] = "limit"
+    kind: Literal["limit"]
     limit: Name
     patch: LimitPatch
 
@@ -112,7 +112,7 @@ class QEvent(_Event):
             ]
         },
     )
-    kind: Literal["q"] = "q"
+    kind: Literal["q"]
     q: Vector
 
 
@@ -125,7 +125,7 @@ class SolverEvent(_Event):
             "examples": [{"step": 41, "t": 0.71, "kind": "solver", "patch": {"damping": 0.001}}]
         },
     )
-    kind: Literal["solver"] = "solver"
+    kind: Literal["solver"]
     patch: SolverPatch
 
 
@@ -145,7 +145,7 @@ class AddTaskEvent(_Event):
             ]
         },
     )
-    kind: Literal["add_task"] = "add_task"
+    kind: Literal["add_task"]
     spec: TaskSpec
 
 
@@ -158,7 +158,7 @@ class RemoveTaskEvent(_Event):
             "examples": [{"step": 60, "t": 1.0, "kind": "remove_task", "task": "com"}]
         },
     )
-    kind: Literal["remove_task"] = "remove_task"
+    kind: Literal["remove_task"]
     task: Name
 
 
