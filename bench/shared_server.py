@@ -7,9 +7,9 @@ with a ``ref``; its latency is from sending a target to the first state whose ``
 is at least the target's. Printed per scenario, each for ``--seconds``:
 
 - ``alone``: the bystander by itself;
-- ``heavy``: beside a session on the heaviest chain the default caps admit (an uploaded
-  200-DoF chain held at its joint limits: its step's CPU time is printed; a 256-DoF one
-  is refused by ``POSEKIT_MAX_STEP_MS``), kept stepping;
+- ``heavy``: beside a session on a heavy chain the default caps admit (an uploaded
+  200-DoF chain held at its joint limits, dragged; its state's solve time is printed),
+  kept stepping;
 - ``uploaders``: beside 50 clients uploading a small robot over and over (each 201 is
   deleted again; 429 ``uploads_busy`` counted); ``GET /api/health`` and ``GET
   /api/sessions/{id}`` are probed every 50 ms, their p95 printed;

@@ -70,3 +70,22 @@ def test_a_take_replayed_through_other_weights_tracks_differently() -> None:
     rms = [float(np.sqrt(np.mean(np.square(r.errors["ee"])))) for r in (own, other)]
     assert rms[1] > 2 * rms[0]
     assert other.q[0].tolist() != own.q[0].tolist() and other.skipped == 0
+
+
+def test_limits_added_and_removed_during_a_take_replay_as_they_were() -> None:
+    """The viewer's Joint ranges checkbox adds and removes a limit: a take of it replays
+    the same states."""
+    session = arm_session()
+    session.remove_limit("configuration")
+    session.start_take("toggles")
+    session.set_target("ee", {"position": [0.9, 0.0, 0.9]})  # out of reach: joints move far
+    live = []
+    for k in range(90):
+        if k == 30:
+            session.add_limit({"type": "configuration", "name": "range"})
+        if k == 60:
+            session.remove_limit("range")
+        live.append(session.step().q)
+    take = session.stop_take()
+    assert [e.kind for e in take.events] == ["target", "add_limit", "remove_limit"]
+    assert replay(Take.model_validate_json(take.model_dump_json()), ARM, "arm7").q.tolist() == live

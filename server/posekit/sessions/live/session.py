@@ -269,7 +269,7 @@ class Session:
         spec = as_limit_spec(spec)
         with self._lock:
             added = self._stack.add_limit(spec)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("add_limit", {"spec": added}))
             return added
 
     def patch_limit(self, name: str, patch: LimitPatch | Mapping[str, Any]) -> LimitSpecBase:
@@ -283,7 +283,7 @@ class Session:
     def remove_limit(self, name: str) -> None:
         with self._lock:
             self._stack.remove_limit(name)
-            self._changed(structural=True)
+            self._changed(structural=True, take=("remove_limit", {"limit": name}))
 
     # ======================================================== solver, q, spec
     def set_solver(self, patch: SolverPatch | Mapping[str, Any]) -> SolverSettings:
@@ -407,7 +407,8 @@ class Session:
             if settings.paused:
                 state = self._make_state("paused")
             else:
-                plan, before = self._stack.plan(), self._configuration.data.qpos.copy()
+                plan = self._stack.plan()
+                before = self._configuration.data.qpos.copy() if plan.limits else None
                 status, error, solve_us, errors, q = solve_step(plan, self._configuration, settings)
                 if self.recording is not None:
                     self.recording.stepped()
@@ -415,7 +416,7 @@ class Session:
                     plan.watch(self.model).binding(
                         before, self._configuration.data.qpos, settings.step_dt
                     )
-                    if plan.limits
+                    if before is not None
                     else None
                 )
                 state = self._stream.next_state(

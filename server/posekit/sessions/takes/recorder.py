@@ -10,9 +10,11 @@ from pydantic import BaseModel
 from posekit.sessions.specs.session_spec import SessionSpec
 from posekit.sessions.takes.take import (
     MAX_EVENTS,
+    AddLimitEvent,
     AddTaskEvent,
     LimitEvent,
     QEvent,
+    RemoveLimitEvent,
     RemoveTaskEvent,
     SolverEvent,
     Take,
@@ -28,6 +30,8 @@ EVENTS: dict[str, type[BaseModel]] = {
     "solver": SolverEvent,
     "add_task": AddTaskEvent,
     "remove_task": RemoveTaskEvent,
+    "add_limit": AddLimitEvent,
+    "remove_limit": RemoveLimitEvent,
 }
 
 

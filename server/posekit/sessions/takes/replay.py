@@ -30,9 +30,11 @@ from posekit.sessions.live.state import SessionState
 from posekit.sessions.specs.session_spec import SessionSpec
 from posekit.sessions.specs.solver_settings import SolverPatch
 from posekit.sessions.takes.take import (
+    AddLimitEvent,
     AddTaskEvent,
     LimitEvent,
     QEvent,
+    RemoveTaskEvent,
     SolverEvent,
     Take,
     TakeEvent,
@@ -70,8 +72,12 @@ def _apply(session: Session, event: TakeEvent) -> None:
         session.set_solver(event.patch)
     elif isinstance(event, AddTaskEvent):
         session.add_task(event.spec)
-    else:
+    elif isinstance(event, RemoveTaskEvent):
         session.remove_task(event.task)
+    elif isinstance(event, AddLimitEvent):
+        session.add_limit(event.spec)
+    else:
+        session.remove_limit(event.limit)
 
 
 def replay(

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from posekit.sessions.live.binding import SCALAR
 from posekit.sessions.takes.replay import Replay
 
 AT_LIMIT = 1e-6  # of a joint's range: closer to its end than this is at the limit
@@ -64,8 +65,7 @@ def _at_limit(model: mujoco.MjModel, q: np.ndarray) -> int:
     """Steps with a limited hinge or slide at the end of its range."""
     hits = np.zeros(len(q), dtype=bool)
     for joint in range(model.njnt):
-        kind = int(model.jnt_type[joint])
-        if not model.jnt_limited[joint] or kind not in (2, 3):  # slide, hinge
+        if not model.jnt_limited[joint] or int(model.jnt_type[joint]) not in SCALAR:
             continue
         low, high = model.jnt_range[joint]
         margin = AT_LIMIT * (high - low)

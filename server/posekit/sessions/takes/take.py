@@ -1,7 +1,8 @@
 """A take: the spec and q a session started from, and every input it was given after.
 
 An input is one of the session's own changes — a target moved, a task or limit patched
-(weights, enabled), q reset, solver settings changed, a task added or removed — with the
+(weights, enabled), q reset, solver settings changed, a task or limit added or removed —
+with the
 number of solver steps the session had taken since the take started when it arrived
 (``step``: it is applied before that step) and its time [s since the start]. Replaying
 the inputs at the same steps through the same spec gives the same states, bit for bit
@@ -15,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt
 
-from posekit.sessions.kinds import LimitPatch, Target, TaskPatch, TaskSpec
+from posekit.sessions.kinds import LimitPatch, LimitSpec, Target, TaskPatch, TaskSpec
 from posekit.sessions.specs.session_spec import SessionSpec
 from posekit.sessions.specs.solver_settings import SolverPatch
 from posekit.sessions.specs.types import Name, Vector
@@ -162,8 +163,49 @@ class RemoveTaskEvent(_Event):
     task: Name
 
 
+class AddLimitEvent(_Event):
+    """A limit added."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "step": 70,
+                    "t": 1.2,
+                    "kind": "add_limit",
+                    "spec": {"name": "range", "type": "configuration"},
+                }
+            ]
+        },
+    )
+    kind: Literal["add_limit"]
+    spec: LimitSpec
+
+
+class RemoveLimitEvent(_Event):
+    """A limit removed."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"step": 80, "t": 1.3, "kind": "remove_limit", "limit": "range"}]
+        },
+    )
+    kind: Literal["remove_limit"]
+    limit: Name
+
+
 TakeEvent = Annotated[
-    TargetEvent | TaskEvent | LimitEvent | QEvent | SolverEvent | AddTaskEvent | RemoveTaskEvent,
+    TargetEvent
+    | TaskEvent
+    | LimitEvent
+    | QEvent
+    | SolverEvent
+    | AddTaskEvent
+    | RemoveTaskEvent
+    | AddLimitEvent
+    | RemoveLimitEvent,
     Field(discriminator="kind"),
 ]
 
